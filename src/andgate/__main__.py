@@ -1,0 +1,5 @@
+"""`python -m andgate` is the same as the `andgate` console script."""
+
+from andgate.cli import main
+
+raise SystemExit(main())

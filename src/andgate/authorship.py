@@ -1,0 +1,72 @@
+"""Step 1, authorship: sort the files changed base..head by what they are.
+
+A change to an oracle file, a fixture, a known-bad fixture or the lock is an
+oracle-authorship change; a change to any other trust-root file (manifest,
+freeze file, invariants, conftest.py, pytest configuration) is a trust-root
+change. Either blocks unless an owner from the *base* manifest approved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import PurePosixPath
+
+from andgate.git import Change
+from andgate.manifest import Manifest
+from andgate.paths import is_pytest_config_name, is_test_file, is_under, matches
+from andgate.verdict import ChangeFacts
+
+
+def is_oracle_side(path: str, manifest: Manifest, is_oracle_file: Callable[[str], bool]) -> bool:
+    return (
+        is_oracle_file(path)
+        or is_under(path, manifest.fixtures_dir)
+        or is_under(path, manifest.known_bad_dir)
+        or path == manifest.lock_file
+    )
+
+
+def is_trust_root(path: str, manifest: Manifest, config_differs: Callable[[str], bool]) -> bool:
+    named = {manifest.path, manifest.frozen_flake.freeze_file, manifest.property.invariants_file}
+    if path in named or PurePosixPath(path).name == "conftest.py":
+        return True
+    return is_pytest_config_name(path) and config_differs(path)
+
+
+def valid_approvers(names: Iterable[str], manifest: Manifest) -> tuple[str, ...]:
+    """Only names listed in the base manifest's `owners` count."""
+    owners = set(manifest.owners)
+    return tuple(sorted({n for n in names if n in owners}))
+
+
+def sort_changes(
+    changes: Iterable[Change],
+    manifest: Manifest,
+    *,
+    is_oracle_file: Callable[[str], bool],
+    config_differs: Callable[[str], bool],
+    approved_by: tuple[str, ...],
+) -> ChangeFacts:
+    oracle, trust_root, production, tests = set(), set(), set(), set()
+    for path in {p for change in changes for p in change.paths}:
+        if is_oracle_side(path, manifest, is_oracle_file):
+            oracle.add(path)
+        elif is_trust_root(path, manifest, config_differs):
+            trust_root.add(path)
+        elif manifest.production_globs:
+            if matches(path, manifest.production_globs):
+                production.add(path)
+            elif is_test_file(path):
+                tests.add(path)
+        elif is_test_file(path):
+            tests.add(path)
+        else:
+            production.add(path)
+    return ChangeFacts(
+        oracle_paths=tuple(sorted(oracle)),
+        trust_root_paths=tuple(sorted(trust_root)),
+        production_paths=tuple(sorted(production)),
+        test_paths=tuple(sorted(tests)),
+        approved_by=approved_by,
+        require_human_owner=manifest.oracle.require_human_owner,
+    )

@@ -1,0 +1,476 @@
+"""`andgate check`: the whole gate, phase by phase.
+
+config from base -> authorship -> locks -> plan trees -> trusted phase (oracle,
+property, base oracle pin, known-bad replays) -> untrusted phase (untrusted,
+frozen_flake) -> seeds and freezes -> AND.
+
+Trusted results are read into memory before any untrusted test code starts,
+so nothing an untrusted test does can reach them. Every failure of the gate
+itself ends as a recorded GATE_ERROR, and the artifacts are always written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from andgate import locks
+from andgate.authorship import sort_changes, valid_approvers
+from andgate.config import BaseConfig, load_base_config
+from andgate.errors import AndgateError, Interrupted, ManifestError
+from andgate.git import Change, Git
+from andgate.inventory import Record, build_inventory, counts, ineffective_freezes
+from andgate.manifest import DEFAULT_MANIFEST
+from andgate.paths import is_pytest_config_name, is_under, matches, pytest_config_differs
+from andgate.plan import Plan, make_plan
+from andgate.replay import replay_fixture
+from andgate.report import Artifacts, ReportContext, write_artifacts
+from andgate.run import DEFAULT_TIMEOUT, RunRequest, RunResult, kill_all_running, run_pytest
+from andgate.seeds import default_hypothesis_seed, property_facts
+from andgate.verdict import (
+    ClassFacts,
+    Facts,
+    Finding,
+    FreezeFacts,
+    ItemResult,
+    KnownBadFacts,
+    OracleFacts,
+    ReplayFacts,
+    Verdict,
+    Warning_,
+    decide,
+)
+from andgate.worktree import WorktreePool, scratch_dir, worktree_pool
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    repo: Path = Path(".")
+    base: str | None = None
+    head: str = "HEAD"
+    manifest: str = DEFAULT_MANIFEST
+    approved_by: tuple[str, ...] = ()
+    today: dt.date = field(default_factory=dt.date.today)
+    artifacts: Path | None = None
+    jobs: int = os.cpu_count() or 1
+    timeout: float = DEFAULT_TIMEOUT
+    hypothesis_seed: int | None = None
+
+
+@dataclass
+class Recorded:
+    """Facts and run results gathered so far; whatever is missing stays None."""
+
+    facts: dict[str, Any] = field(default_factory=dict)
+    warnings: list[Finding] = field(default_factory=list)
+    gate_errors: list[str] = field(default_factory=list)
+    base: str | None = None
+    head: str | None = None
+    runs: dict[str, RunResult] = field(default_factory=dict)
+    replays: list[ReplayFacts] = field(default_factory=list)
+    inventory: list[Record] = field(default_factory=list)
+    property_seed: int | None = None
+    repo: Path | None = None
+    traceback: str | None = None
+    files: dict[str, bytes] = field(default_factory=dict)
+
+
+def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
+    """Run the gate; always returns a verdict and writes the artifacts."""
+    rec = Recorded()
+    try:
+        _gate(opts, rec)
+    except ManifestError as exc:
+        rec.facts["manifest_error"] = str(exc)
+    except (Interrupted, KeyboardInterrupt):
+        rec.gate_errors.append("interrupted by a signal; temporary worktrees were removed")
+    except AndgateError as exc:
+        rec.gate_errors.append(str(exc))
+    except Exception as exc:
+        rec.gate_errors.append(f"internal error: {exc.__class__.__name__}: {exc}")
+        rec.traceback = traceback.format_exc()
+    facts = Facts(
+        gate_errors=tuple(rec.gate_errors),
+        warnings=tuple(rec.warnings),
+        counts=counts(rec.inventory),
+        **rec.facts,
+    )
+    verdict = decide(facts)
+    ctx = ReportContext(
+        verdict=verdict,
+        base=rec.base,
+        head=rec.head,
+        today=opts.today,
+        inventory=rec.inventory,
+        replays=rec.replays,
+        property=facts.property,
+        property_seed=rec.property_seed,
+        changes=facts.changes,
+        files=rec.files,
+        traceback=rec.traceback,
+    )
+    return verdict, write_artifacts(_artifacts_dir(opts, rec), ctx)
+
+
+def _artifacts_dir(opts: CheckOptions, rec: Recorded) -> Path:
+    if opts.artifacts is not None:
+        return opts.artifacts
+    return (rec.repo or opts.repo) / "artifacts"
+
+
+def _gate(opts: CheckOptions, rec: Recorded) -> None:
+    git = Git(opts.repo)
+    git = Git(git.toplevel())
+    rec.repo = git.repo
+    head = git.resolve(opts.head, what="--head")
+    rec.head = head
+    base = _resolve_base(git, opts)
+    rec.base = base
+    if base == head:
+        raise AndgateError(
+            f"--base {opts.base or base[:12]} is the same commit as --head: nothing "
+            "to gate; pass the branch point, e.g. --base origin/main"
+        )
+    _warn_uncommitted(git, opts, rec)
+    config = load_base_config(git, base, opts.manifest)
+    rec.facts["fail_closed_untrusted"] = config.manifest.fail_closed_untrusted
+    approvers = _approvers(opts, config, rec)
+    changes = git.diff_raw(base, head)
+    config_differs = _config_differs(git, base, head, changes)
+    rec.facts["lock"] = _lock_facts(git, base, head, config, approved=bool(approvers))
+    live = config.live_freeze_ids(opts.today)
+    with scratch_dir() as scratch, worktree_pool(git, scratch / "worktrees") as pool:
+        plan = make_plan(
+            git,
+            base,
+            head,
+            config,
+            approved=bool(approvers),
+            live_freezes=live,
+            config_differs=config_differs,
+            scratch=scratch,
+        )
+        seed = opts.hypothesis_seed
+        rec.property_seed = default_hypothesis_seed(base) if seed is None else seed
+        _trusted_phase(plan, config, pool, scratch, opts, rec, approved=bool(approvers))
+        _untrusted_phase(plan, pool, scratch, opts, rec)
+        _collect_artifacts_from_scratch(rec, scratch)
+    rec.inventory = build_inventory(
+        rec.runs.get("untrusted"),
+        rec.runs.get("oracle"),
+        rec.runs.get("property"),
+        rec.runs.get("flake"),
+    )
+    rec.facts["changes"] = sort_changes(
+        changes,
+        config.manifest,
+        is_oracle_file=_oracle_file_rule(config, rec),
+        config_differs=config_differs,
+        approved_by=approvers,
+    )
+    rec.facts["freezes"] = _freeze_facts(config, opts.today, rec.inventory)
+
+
+def _resolve_base(git: Git, opts: CheckOptions) -> str:
+    if opts.base:
+        return git.resolve(opts.base, what="--base")
+    upstream = git.default_upstream()
+    merge_base = git.merge_base(upstream, opts.head) if upstream else None
+    if merge_base is None:
+        raise AndgateError(
+            "--base is required: no upstream default branch (origin/HEAD, "
+            "origin/main) was found; pass --base REF, e.g. --base origin/main"
+        )
+    return merge_base
+
+
+def _warn_uncommitted(git: Git, opts: CheckOptions, rec: Recorded) -> None:
+    if opts.head != "HEAD":
+        return
+    dirty = git.dirty_paths()
+    if dirty:
+        rec.warnings.append(
+            Finding(
+                Warning_.UNCOMMITTED_CHANGES,
+                (
+                    f"{len(dirty)} uncommitted path(s) (e.g. {dirty[0]}) are not gated: "
+                    "andgate checks the committed HEAD"
+                ),
+            )
+        )
+
+
+def _approvers(opts: CheckOptions, config: BaseConfig, rec: Recorded) -> tuple[str, ...]:
+    approvers = valid_approvers(opts.approved_by, config.manifest)
+    ignored = sorted(set(opts.approved_by) - set(approvers))
+    if ignored:
+        rec.warnings.append(
+            Finding(
+                Warning_.APPROVAL_IGNORED,
+                (f"approval by {', '.join(ignored)} ignored: not in the base manifest's owners"),
+            )
+        )
+    return approvers
+
+
+def _config_differs(git: Git, base: str, head: str, changes: list[Change]) -> Callable[[str], bool]:
+    """Which pytest config files changed in a way pytest sees (parsed, not text)."""
+    differing = set()
+    for change in changes:
+        for path in change.paths:
+            if is_pytest_config_name(path) and pytest_config_differs(
+                path, git.read_blob(base, path), git.read_blob(head, path)
+            ):
+                differing.add(path)
+    return differing.__contains__
+
+
+def _lock_facts(git: Git, base: str, head: str, config: BaseConfig, *, approved: bool):
+    manifest = config.manifest
+    lock_commit = head if approved else base
+    lock = locks.parse_lock(
+        git.read_blob(lock_commit, manifest.lock_file),
+        f"{manifest.lock_file} (at {lock_commit[:12]})",
+    )
+    entries = [
+        e
+        for e in git.ls_tree(head, [manifest.fixtures_dir])
+        if e.kind == "blob" and is_under(e.path, manifest.fixtures_dir)
+    ]
+    blobs = git.read_blobs(e.sha for e in entries)
+    prefix = manifest.fixtures_dir.rstrip("/") + "/"
+    actual = {e.path[len(prefix) :]: locks.sha256(blobs[e.sha]) for e in entries}
+    return locks.compare(lock, actual, manifest.fixtures_dir)
+
+
+# -- phases ------------------------------------------------------------------------------
+
+
+def _parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
+    """Run tasks on up to `jobs` threads; on Ctrl-C, kill every pytest process first."""
+    if jobs <= 1 or len(tasks) <= 1:
+        return [task() for task in tasks]
+    executor = ThreadPoolExecutor(max_workers=min(jobs, len(tasks)))
+    try:
+        futures = [executor.submit(task) for task in tasks]
+        return [f.result() for f in futures]
+    except BaseException:
+        kill_all_running()
+        raise
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _trusted_phase(
+    plan: Plan,
+    config: BaseConfig,
+    pool: WorktreePool,
+    scratch: Path,
+    opts: CheckOptions,
+    rec: Recorded,
+    *,
+    approved: bool,
+) -> None:
+    manifest = config.manifest
+    oracle_request = RunRequest(
+        "oracle",
+        "oracle",
+        plan.trusted_oracle_rules,
+        allow_files=plan.trusted_oracle_files,
+        junit_name="oracle.xml",
+    )
+    tasks: list[Callable[[], object]] = []
+
+    def run(name: str, request: RunRequest, commit: str) -> Callable[[], None]:
+        def task() -> None:
+            with pool.lease(commit) as worktree:
+                rec.runs[name] = run_pytest(request, worktree.path, scratch, opts.timeout)
+
+        return task
+
+    if plan.trusted_oracle_files:
+        tasks.append(run("oracle", oracle_request, plan.trusted))
+    if plan.property_files:
+        request = RunRequest(
+            "property",
+            "property",
+            plan.property_rules,
+            allow_files=plan.property_files,
+            hypothesis_seed=rec.property_seed,
+            junit_name="property.xml",
+        )
+        tasks.append(run("property", request, plan.property_tree))
+    if plan.base_oracle_files and not approved:
+        request = RunRequest(
+            "base oracle",
+            "oracle",
+            plan.base_oracle_rules,
+            allow_files=plan.base_oracle_files,
+            collect_only=True,
+        )
+        tasks.append(run("base_oracle", request, plan.base))
+    replays = manifest.oracle_must_fail_known_bad and plan.trusted_oracle_files
+    for index, fixture in enumerate(config.known_bad if replays else ()):
+        tasks.append(
+            lambda f=fixture, i=index: rec.replays.append(
+                replay_fixture(
+                    f,
+                    i,
+                    pool=pool,
+                    commit=plan.trusted,
+                    oracle_request=oracle_request,
+                    scratch=scratch,
+                    timeout=opts.timeout,
+                )
+            )
+        )
+    _parallel(tasks, opts.jobs)
+    rec.facts["oracle"] = _oracle_facts(rec, approved=approved)
+    rec.facts["property"] = property_facts(
+        rec.runs.get("property"),
+        plan.property_files,
+        required=manifest.require_property_class,
+        every_candidate_counts=not manifest.property.markers,
+    )
+    order = {f.name: i for i, f in enumerate(config.known_bad)}
+    rec.replays.sort(key=lambda r: order.get(r.name, 0))
+    rec.facts["known_bad"] = _known_bad_facts(config, rec, plan)
+
+
+def _untrusted_phase(
+    plan: Plan, pool: WorktreePool, scratch: Path, opts: CheckOptions, rec: Recorded
+) -> None:
+    tasks = []
+
+    def run(name: str, request: RunRequest) -> Callable[[], None]:
+        def task() -> None:
+            with pool.lease(plan.head) as worktree:
+                rec.runs[name] = run_pytest(request, worktree.path, scratch, opts.timeout)
+
+        return task
+
+    tasks.append(
+        run(
+            "untrusted",
+            RunRequest(
+                "untrusted",
+                "untrusted",
+                plan.head_rules,
+                deny_files=plan.untrusted_deny,
+                junit_name="untrusted.xml",
+            ),
+        )
+    )
+    if plan.flake_candidates:
+        tasks.append(
+            run(
+                "flake",
+                RunRequest(
+                    "flake",
+                    "frozen_flake",
+                    plan.head_rules,
+                    allow_files=plan.flake_candidates,
+                    junit_name="flake.xml",
+                ),
+            )
+        )
+    _parallel(tasks, opts.jobs)
+    untrusted = rec.runs["untrusted"]
+    rec.facts["untrusted"] = _class_facts(untrusted, "untrusted")
+    flake = rec.runs.get("flake")
+    if flake is not None and flake.error:
+        rec.gate_errors.append(flake.error)
+
+
+def _class_facts(result: RunResult, cls: str) -> ClassFacts:
+    return ClassFacts(
+        results=tuple(
+            ItemResult(
+                i.facts.nodeid, result.outcome(i.facts.nodeid), result.message(i.facts.nodeid)
+            )
+            for i in result.selected(cls)
+        ),
+        collection_errors=_collection_errors(result),
+        error=result.error,
+    )
+
+
+def _collection_errors(result: RunResult) -> tuple[str, ...]:
+    out = []
+    for nodeid, message in result.collection_errors:
+        last = message.splitlines()[-1] if message else ""
+        out.append(f"{nodeid or '<session>'} ({result.label} process): {last}"[:300])
+    return tuple(out)
+
+
+def _oracle_facts(rec: Recorded, *, approved: bool) -> OracleFacts:
+    oracle = rec.runs.get("oracle")
+    base = rec.runs.get("base_oracle")
+    facts = _class_facts(oracle, "oracle") if oracle else ClassFacts()
+    collected = {r.nodeid for r in facts.results}
+    missing: tuple[str, ...] = ()
+    errors = facts.collection_errors
+    if base is not None:
+        if base.error:
+            errors += (f"base oracle collection failed: {base.error}",)
+        errors += tuple(f"on base: {e}" for e in _collection_errors(base))
+        if not approved:
+            pinned = [i.facts.nodeid for i in base.selected("oracle")]
+            missing = tuple(n for n in pinned if n not in collected)
+    return OracleFacts(
+        results=facts.results, collection_errors=errors, error=facts.error, pinned_missing=missing
+    )
+
+
+def _known_bad_facts(config: BaseConfig, rec: Recorded, plan: Plan) -> KnownBadFacts:
+    required = config.manifest.oracle_must_fail_known_bad
+    if required and config.known_bad and not plan.trusted_oracle_files:
+        replays = tuple(
+            ReplayFacts(f.name, applied=False, error="no oracle file to replay against")
+            for f in config.known_bad
+        )
+        return KnownBadFacts(replays, required)
+    return KnownBadFacts(tuple(rec.replays), required)
+
+
+def _freeze_facts(config: BaseConfig, today: dt.date, inventory: list[Record]) -> FreezeFacts:
+    expired = [
+        f"{f.id!r} expired on {f.expires.isoformat()} (owner {f.owner}); fix the test or "
+        "renew the freeze with an owner's approval"
+        for f in config.freezes.expired(today)
+    ]
+    invalid = [p.message for p in config.freezes.invalid]
+    return FreezeFacts(
+        expired=tuple(expired),
+        invalid=tuple(invalid),
+        ineffective=tuple(ineffective_freezes(config.live_freeze_ids(today), inventory)),
+    )
+
+
+def _oracle_file_rule(config: BaseConfig, rec: Recorded) -> Callable[[str], bool]:
+    """Is a path an oracle-class file? With oracle markers, only a globbed file
+    that held an oracle item on base or head counts."""
+    oracle = config.manifest.oracle
+    if not oracle.markers:
+        return lambda path: matches(path, oracle.globs)
+    holders = {r.facts.path for r in rec.inventory if r.cls == "oracle"}
+    base = rec.runs.get("base_oracle")
+    holders |= {i.facts.path for i in base.selected("oracle")} if base else set()
+    return lambda path: matches(path, oracle.globs) and path in holders
+
+
+def _collect_artifacts_from_scratch(rec: Recorded, scratch: Path) -> None:
+    """Logs and JUnit files live in scratch until the artifacts are written; copy
+    their bytes now, before the scratch folder goes away."""
+    for name, result in rec.runs.items():
+        for kind, path in (("log", result.log), ("junit", result.junit)):
+            if path is not None and path.exists():
+                rec.files[f"{name}.{kind}"] = path.read_bytes()

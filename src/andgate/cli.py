@@ -1,0 +1,217 @@
+"""The `andgate` command line: argparse declarations and dispatch, nothing else.
+
+Each subcommand is a typed function elsewhere that takes explicit arguments and
+returns an exit code, so tests call it directly. User errors surface as one
+line on stderr; "the gate said block" (1) and "the gate could not run" (2) are
+different exit codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from andgate import __version__
+from andgate.errors import AndgateError, Interrupted
+from andgate.manifest import DEFAULT_MANIFEST
+from andgate.run import DEFAULT_TIMEOUT
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date; use YYYY-MM-DD") from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a number of seconds > 0")
+    return value
+
+
+def _add_repo(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--repo",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="repository to gate (default: the current directory)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="andgate",
+        description="A merge gate for pytest projects: sorts every test into a trust class "
+        "and allows a change only when every class holds.",
+    )
+    parser.add_argument("--version", action="version", version=f"andgate {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    check = sub.add_parser(
+        "check",
+        help="run the whole gate on a change (base..head)",
+        description="Run the gate on the change base..head and print the "
+        "verdict. Exit 0 allow, 1 block, 2 could not run.",
+    )
+    check.add_argument(
+        "--base",
+        metavar="REF",
+        help="the commit the change is based on (default: merge-base with "
+        "the upstream default branch)",
+    )
+    check.add_argument(
+        "--head",
+        default="HEAD",
+        metavar="REF",
+        help="the change's commit (default: HEAD; uncommitted work is not gated)",
+    )
+    _add_repo(check)
+    check.add_argument(
+        "--manifest",
+        default=DEFAULT_MANIFEST,
+        metavar="PATH",
+        help=f"trust manifest path in the repository (default: {DEFAULT_MANIFEST})",
+    )
+    check.add_argument(
+        "--approved-by",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an owner who approved trust-root changes (repeatable; also ANDGATE_APPROVED_BY=a,b)",
+    )
+    check.add_argument(
+        "--today",
+        type=_date,
+        default=None,
+        metavar="YYYY-MM-DD",
+        help="the date freezes are judged against (default: today)",
+    )
+    check.add_argument(
+        "--artifacts",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where to write the artifacts (default: artifacts/ in the repo)",
+    )
+    check.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="pytest processes to run at once (default: number of CPUs)",
+    )
+    check.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=DEFAULT_TIMEOUT,
+        metavar="S",
+        help=f"limit for each pytest process in seconds (default: {DEFAULT_TIMEOUT:.0f})",
+    )
+    check.add_argument(
+        "--hypothesis-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="seed for Hypothesis property tests (default: derived from base)",
+    )
+    check.add_argument("--json", action="store_true", help="print the verdict JSON on stdout")
+
+    demo = sub.add_parser(
+        "demo",
+        help="build a sample repo and gate canned changes",
+        description="Build a throwaway sample repository and run the gate "
+        "on canned changes; exit 0 when every verdict is as "
+        "expected.",
+    )
+    demo.add_argument("--keep", action="store_true", help="keep the sample repository")
+    return parser
+
+
+def _approvals(cli_names: Sequence[str]) -> tuple[str, ...]:
+    env = os.environ.get("ANDGATE_APPROVED_BY", "")
+    names = [*cli_names, *env.split(",")]
+    return tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from andgate.check import CheckOptions, run_check
+
+    opts = CheckOptions(
+        repo=args.repo,
+        base=args.base,
+        head=args.head,
+        manifest=args.manifest,
+        approved_by=_approvals(args.approved_by),
+        today=args.today or dt.date.today(),
+        artifacts=args.artifacts,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        hypothesis_seed=args.hypothesis_seed,
+    )
+    verdict, artifacts = run_check(opts)
+    if args.json:
+        print((artifacts.folder / "verdict.json").read_text(encoding="utf-8"), end="")
+    else:
+        _print_verdict(verdict, artifacts.folder)
+    return verdict.exit_code
+
+
+def _print_verdict(verdict, folder: Path) -> None:  # type: ignore[no-untyped-def]
+    print(f"andgate: {verdict.decision.value.upper()}")
+    for reason in verdict.reasons:
+        print(f"  {reason.code.value}: {reason.detail}")
+    for warning in verdict.warnings:
+        print(f"  warning {warning.code.value}: {warning.detail}")
+    counts = ", ".join(f"{k} {v}" for k, v in verdict.counts.items())
+    print(f"  tests: {counts}")
+    print(f"  artifacts: {folder}/summary.md")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from andgate.demo import run_demo
+
+    return run_demo(keep=args.keep)
+
+
+COMMANDS = {"check": cmd_check, "demo": cmd_demo}
+
+
+def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
+    raise Interrupted(f"received signal {signum}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    try:
+        return COMMANDS[args.command](args)
+    except AndgateError as exc:
+        print(f"andgate: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("andgate: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,76 @@
+"""Trust configuration read from the base commit.
+
+The manifest, freeze file, invariants and known-bad fixtures always come from
+`--base`, never from the change under review: a change cannot loosen its own gate.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from andgate.classify import accepted_invariants
+from andgate.freeze import FreezeSet, parse_freezes
+from andgate.git import Git
+from andgate.manifest import Manifest, parse_manifest
+from andgate.paths import is_under
+
+
+@dataclass(frozen=True)
+class KnownBad:
+    name: str
+    path: str
+    patch: bytes
+
+
+@dataclass(frozen=True)
+class BaseConfig:
+    manifest: Manifest
+    freezes: FreezeSet
+    accepted: frozenset[str]
+    invariants_found: bool
+    known_bad: tuple[KnownBad, ...]
+
+    def live_freeze_ids(self, today: dt.date) -> tuple[str, ...]:
+        return tuple(f.id for f in self.freezes.live(today))
+
+
+def load_manifest_at(git: Git, commit: str, path: str) -> Manifest:
+    source = f"{path} (at {commit[:12]})"
+    return parse_manifest(git.read_blob(commit, path), path, source)
+
+
+def load_base_config(git: Git, base: str, manifest_path: str) -> BaseConfig:
+    manifest = load_manifest_at(git, base, manifest_path)
+    at = f"(at {base[:12]})"
+    freeze_file = manifest.frozen_flake.freeze_file
+    freezes = parse_freezes(
+        git.read_blob(base, freeze_file), f"{freeze_file} {at}", manifest.max_freeze_days
+    )
+    invariants = git.read_blob(base, manifest.property.invariants_file)
+    accepted = (
+        accepted_invariants(invariants.decode("utf-8", "replace")) if invariants else frozenset()
+    )
+    return BaseConfig(
+        manifest=manifest,
+        freezes=freezes,
+        accepted=accepted,
+        invariants_found=invariants is not None,
+        known_bad=known_bad_fixtures(git, base, manifest.known_bad_dir),
+    )
+
+
+def known_bad_fixtures(git: Git, commit: str, folder: str) -> tuple[KnownBad, ...]:
+    """Every `*.patch` under `folder` at `commit`, named by its path without `.patch`."""
+    entries = [
+        e
+        for e in git.ls_tree(commit, [folder])
+        if e.kind == "blob" and e.path.endswith(".patch") and is_under(e.path, folder)
+    ]
+    blobs = git.read_blobs(e.sha for e in entries)
+    fixtures = []
+    for entry in sorted(entries, key=lambda e: e.path):
+        name = str(PurePosixPath(entry.path).relative_to(folder).with_suffix(""))
+        fixtures.append(KnownBad(name, entry.path, blobs.get(entry.sha, b"")))
+    return tuple(fixtures)

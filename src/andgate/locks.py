@@ -1,0 +1,77 @@
+"""The fixture lock: sha256 of every file under `fixtures_dir`, as `sha256sum` writes it.
+
+One line per file, `<64 hex>  <path relative to fixtures_dir>`; blank lines
+and `#` comments are ignored. Written sorted, so `lock update` is deterministic
+and `sha256sum -c` can check the same file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from andgate.verdict import LockFacts
+
+LINE = re.compile(r"^(?P<sha>[0-9a-fA-F]{64}) [ *](?P<path>.+)$")
+
+
+@dataclass(frozen=True)
+class Lock:
+    entries: Mapping[str, str]
+    problems: tuple[str, ...] = ()
+    exists: bool = True
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def parse_lock(text: bytes | None, source: str) -> Lock:
+    """Parse a lock file; a malformed line is a problem, never silently skipped."""
+    if text is None:
+        missing = f"{source}: lock file is missing; create it with `andgate lock update`"
+        return Lock({}, (missing,), exists=False)
+    entries: dict[str, str] = {}
+    problems = []
+    try:
+        lines = text.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        return Lock({}, (f"{source}: not UTF-8 text; regenerate it with `andgate lock update`",))
+    for number, line in enumerate(lines, 1):
+        line = line.rstrip("\r")
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = LINE.match(line)
+        if match is None:
+            problems.append(
+                f"{source}:{number}: expected '<sha256>  <path>', got {line[:60]!r}; "
+                "regenerate it with `andgate lock update`"
+            )
+        elif match["path"] in entries:
+            problems.append(f"{source}:{number}: {match['path']} is listed twice")
+        else:
+            entries[match["path"]] = match["sha"].lower()
+    return Lock(entries, tuple(problems))
+
+
+def format_lock(digests: Mapping[str, str]) -> str:
+    return "".join(f"{digests[path]}  {path}\n" for path in sorted(digests))
+
+
+def compare(lock: Lock, actual: Mapping[str, str], fixtures_dir: str) -> LockFacts:
+    """Actual digests (path relative to fixtures_dir -> sha256) against the lock."""
+    if not lock.exists and not actual:
+        return LockFacts()  # no fixtures and no lock: nothing to pin
+    prefix = fixtures_dir.rstrip("/") + "/"
+    return LockFacts(
+        missing=tuple(prefix + p for p in sorted(set(lock.entries) - set(actual))),
+        extra=tuple(prefix + p for p in sorted(set(actual) - set(lock.entries))),
+        changed=tuple(
+            prefix + p
+            for p in sorted(set(lock.entries) & set(actual))
+            if lock.entries[p] != actual[p]
+        ),
+        problems=lock.problems,
+    )

@@ -1,0 +1,268 @@
+"""The trust manifest: schema declared as data, validated strictly.
+
+Unknown keys are errors, not warnings: a typo such as `oracel:` must never
+silently drop a class and open the gate. Every missing optional key takes the
+strict default. Validated data becomes frozen dataclasses.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+import yaml
+
+from andgate.errors import ManifestError
+
+DEFAULT_MANIFEST = "tests/trust_manifest.yaml"
+REQUIRED = object()
+
+
+class StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses aliases (no billion-laughs) and duplicate keys."""
+
+    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.constructor.ConstructorError(
+                None, None, "YAML aliases (*name) are not allowed here", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, str) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: bytes | str, source: str, error: type[Exception]) -> Any:
+    """Parse YAML safely; any problem becomes one line naming `source`."""
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        return yaml.load(text, Loader=StrictLoader)
+    except UnicodeDecodeError as exc:
+        raise error(f"{source}: not UTF-8 text ({exc.reason}); save it as UTF-8") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise error(f"{source}: invalid YAML{where}: {problem}; fix the syntax") from exc
+
+
+# -- schema as data -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    check: Callable[[Any, str, str], Any]
+    default: Any = REQUIRED
+
+
+def _bool(value: Any, source: str, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise ManifestError(f"{source}: {field} must be true or false, got {value!r}")
+    return value
+
+
+def _positive_int(value: Any, source: str, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ManifestError(f"{source}: {field} must be a whole number >= 1, got {value!r}")
+    return value
+
+
+def _version(value: Any, source: str, field: str) -> int:
+    if value != 1 or isinstance(value, bool):
+        raise ManifestError(
+            f"{source}: {field} must be 1 (the only manifest version), got {value!r}"
+        )
+    return 1
+
+
+def _relpath(value: Any, source: str, field: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ManifestError(f"{source}: {field} must be a path relative to the repository root")
+    path = PurePosixPath(value.strip())
+    if path.is_absolute() or ".." in path.parts or "\\" in value:
+        raise ManifestError(
+            f"{source}: {field} {value!r} must be a relative path inside the repository, using '/'"
+        )
+    return str(path)
+
+
+def _str_list(value: Any, source: str, field: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ManifestError(
+            f'{source}: {field} must be a list of non-empty strings, e.g. ["a", "b"]'
+        )
+    return tuple(v.strip() for v in value)
+
+
+def _globs(value: Any, source: str, field: str) -> tuple[str, ...]:
+    globs = _str_list(value, source, field)
+    for glob in globs:
+        if glob.startswith("/") or ".." in glob.split("/"):
+            raise ManifestError(
+                f"{source}: {field} glob {glob!r} must be relative to the repository root"
+            )
+    return globs
+
+
+def _nonempty_globs(value: Any, source: str, field: str) -> tuple[str, ...]:
+    globs = _globs(value, source, field)
+    if not globs:
+        raise ManifestError(
+            f"{source}: {field} is empty; list at least one glob (an empty oracle class blocks)"
+        )
+    return globs
+
+
+def _mapping(schema: tuple[Key, ...]) -> Callable[[Any, str, str], dict[str, Any]]:
+    def check(value: Any, source: str, field: str) -> dict[str, Any]:
+        return validate_mapping(value, schema, source, field)
+
+    return check
+
+
+ORACLE_SCHEMA = (
+    Key("require_human_owner", _bool, True),
+    Key("globs", _nonempty_globs),
+    Key("markers", _str_list, ()),
+)
+PROPERTY_SCHEMA = (
+    Key("require_accepted_invariant", _bool, True),
+    Key("globs", _globs, ()),
+    Key("markers", _str_list, ()),
+    Key("invariants_file", _relpath, "tests/properties/INVARIANTS.md"),
+)
+FLAKE_SCHEMA = (
+    Key("freeze_file", _relpath, "tests/flakes/freeze.yaml"),
+    Key("globs", _globs, ()),
+    Key("markers", _str_list, ()),
+)
+CLASSES_SCHEMA = (
+    Key("oracle", _mapping(ORACLE_SCHEMA)),
+    Key("property", _mapping(PROPERTY_SCHEMA), {}),
+    Key("frozen_flake", _mapping(FLAKE_SCHEMA), {}),
+)
+MANIFEST_SCHEMA = (
+    Key("version", _version),
+    Key("classes", _mapping(CLASSES_SCHEMA)),
+    Key("fail_closed_untrusted", _bool, True),
+    Key("oracle_must_fail_known_bad", _bool, True),
+    Key("known_bad_dir", _relpath, "tests/oracles/known_bad"),
+    Key("owners", _str_list, ()),
+    Key("production_globs", _globs, ()),
+    Key("lock_file", _relpath, "tests/oracles/locks.sha256"),
+    Key("fixtures_dir", _relpath, "tests/oracles/fixtures"),
+    Key("max_freeze_days", _positive_int, 28),
+    Key("require_property_class", _bool, True),
+)
+
+
+def validate_mapping(
+    value: Any, schema: tuple[Key, ...], source: str, where: str
+) -> dict[str, Any]:
+    """Check `value` against `schema`; return a dict with defaults filled in.
+
+    `where` is the dotted path of the mapping ("" at the top level), so every
+    message names the exact key: "classes.oracle.globs".
+    """
+    under = f" under {where}" if where else ""
+    if value is None and where:
+        value = {}
+    if not isinstance(value, Mapping):
+        place = where or "the manifest"
+        raise ManifestError(f"{source}: {place} must be a mapping of keys to values")
+    known = {key.name: key for key in schema}
+    for name in value:
+        if name not in known:
+            hint = difflib.get_close_matches(str(name), known, n=1)
+            fix = f"did you mean {hint[0]!r}?" if hint else f"allowed keys: {', '.join(known)}"
+            raise ManifestError(f"{source}: unknown key {name!r}{under}; {fix}")
+    result = {}
+    for key in schema:
+        field = f"{where}.{key.name}" if where else key.name
+        if key.name in value:
+            result[key.name] = key.check(value[key.name], source, field)
+        elif key.default is REQUIRED:
+            raise ManifestError(f"{source}: required key {key.name!r} is missing{under}; add it")
+        elif isinstance(key.default, dict):
+            result[key.name] = key.check(key.default, source, field)
+        else:
+            result[key.name] = key.default
+    return result
+
+
+# -- validated manifest -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OracleClass:
+    require_human_owner: bool
+    globs: tuple[str, ...]
+    markers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PropertyClass:
+    require_accepted_invariant: bool
+    globs: tuple[str, ...]
+    markers: tuple[str, ...]
+    invariants_file: str
+
+
+@dataclass(frozen=True)
+class FlakeClass:
+    freeze_file: str
+    globs: tuple[str, ...]
+    markers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Manifest:
+    path: str
+    oracle: OracleClass
+    property: PropertyClass
+    frozen_flake: FlakeClass
+    fail_closed_untrusted: bool
+    oracle_must_fail_known_bad: bool
+    known_bad_dir: str
+    owners: tuple[str, ...]
+    production_globs: tuple[str, ...]
+    lock_file: str
+    fixtures_dir: str
+    max_freeze_days: int
+    require_property_class: bool
+
+
+def parse_manifest(text: bytes | str | None, path: str, source: str | None = None) -> Manifest:
+    """Validate manifest text; `source` names it in messages (default: `path`)."""
+    source = source or path
+    if text is None:
+        raise ManifestError(
+            f"{source}: manifest not found; create it (andgate init) or pass --manifest PATH"
+        )
+    data = load_yaml(text, source, ManifestError)
+    if data is None:
+        raise ManifestError(f"{source}: manifest is empty; it needs at least version and classes")
+    fields = validate_mapping(data, MANIFEST_SCHEMA, source, "")
+    classes = fields.pop("classes")
+    fields.pop("version")
+    return Manifest(
+        path=path,
+        oracle=OracleClass(**classes["oracle"]),
+        property=PropertyClass(**classes["property"]),
+        frozen_flake=FlakeClass(**classes["frozen_flake"]),
+        **fields,
+    )

@@ -1,0 +1,94 @@
+"""What a repository path is: test file, trust-root file, production file.
+
+Globs use gitignore semantics (pathspec), because `fnmatch` gets `**` wrong:
+`tests/oracles/**/*.py` must match `tests/oracles/test_a.py` too.
+"""
+
+from __future__ import annotations
+
+import configparser
+import tomllib
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import PurePosixPath
+from typing import Any
+
+import pathspec
+
+TEST_DIRS = frozenset({"tests", "test"})
+INI_SECTIONS = {"tox.ini": ("pytest",), "setup.cfg": ("tool:pytest",)}
+PYTEST_ONLY_CONFIGS = frozenset({"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml"})
+PYTEST_CONFIG_NAMES = PYTEST_ONLY_CONFIGS | frozenset({"tox.ini", "setup.cfg", "pyproject.toml"})
+
+
+@lru_cache(maxsize=64)
+def _spec(globs: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines(globs)
+
+
+def matches(path: str, globs: Iterable[str]) -> bool:
+    globs = tuple(globs)
+    return bool(globs) and _spec(globs).match_file(path)
+
+
+def matching(paths: Iterable[str], globs: Iterable[str]) -> frozenset[str]:
+    globs = tuple(globs)
+    if not globs:
+        return frozenset()
+    spec = _spec(globs)
+    return frozenset(p for p in paths if spec.match_file(p))
+
+
+def is_under(path: str, folder: str) -> bool:
+    folder = folder.rstrip("/")
+    return path == folder or path.startswith(folder + "/")
+
+
+def is_test_file(path: str) -> bool:
+    """conftest.py, test_*.py, *_test.py, or anything under a `tests`/`test` folder."""
+    parts = PurePosixPath(path).parts
+    name = parts[-1] if parts else ""
+    if name == "conftest.py" or (
+        name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+    ):
+        return True
+    return any(part in TEST_DIRS for part in parts[:-1])
+
+
+def is_pytest_config_name(path: str) -> bool:
+    return PurePosixPath(path).name in PYTEST_CONFIG_NAMES
+
+
+def pytest_config_differs(path: str, old: bytes | None, new: bytes | None) -> bool:
+    """Did the pytest-relevant part of a config file change?
+
+    pyproject.toml counts only through its `[tool.pytest*]` and `[tool.andgate]`
+    tables and tox.ini/setup.cfg only through their pytest sections (compared
+    parsed, not as text). A file that does not parse counts as changed.
+    """
+    name = PurePosixPath(path).name
+    if name in PYTEST_ONLY_CONFIGS:
+        return old != new
+    try:
+        if name == "pyproject.toml":
+            return _toml_tables(old) != _toml_tables(new)
+        if name in INI_SECTIONS:
+            return _ini_sections(old, INI_SECTIONS[name]) != _ini_sections(new, INI_SECTIONS[name])
+    except (ValueError, configparser.Error, UnicodeDecodeError):
+        return True
+    return False
+
+
+def _toml_tables(data: bytes | None) -> dict[str, Any]:
+    if data is None:
+        return {}
+    tool = tomllib.loads(data.decode("utf-8")).get("tool", {})
+    return {"pytest": tool.get("pytest"), "andgate": tool.get("andgate")}
+
+
+def _ini_sections(data: bytes | None, sections: tuple[str, ...]) -> dict[str, Any]:
+    if data is None:
+        return {}
+    parser = configparser.RawConfigParser(strict=False, interpolation=None)
+    parser.read_string(data.decode("utf-8"))
+    return {s: dict(parser.items(s)) for s in sections if parser.has_section(s)}

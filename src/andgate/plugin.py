@@ -1,0 +1,201 @@
+"""andgate's pytest plugin: selects one trust class and records what really ran.
+
+PYTEST_DONT_REWRITE. Loaded into every pytest process of an environment where
+andgate is installed, so it is inert unless the gate passes
+`--andgate-run=SPEC.json`: it then registers a recorder that
+
+- keeps pytest from even importing test files outside the class it runs
+  (`pytest_ignore_collect`), so untrusted test code never runs in the oracle or
+  property process;
+- classifies every collected item with the gate's own rules and deselects the
+  items of other classes;
+- records each item's phase outcomes, the seeds property items ran with, and
+  collection errors, and writes them to the results file at the end.
+
+It imports only pytest and the standard library, opens files only inside
+`with` blocks and emits no warnings: many suites run with `-W error`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from andgate.classify import ItemFacts, Rules, classify_item
+
+RESULTS_SCHEMA = "andgate.results/1"
+RECORDER_KEY = pytest.StashKey["Recorder"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("andgate", "andgate merge gate (set by `andgate check`)")
+    group.addoption(
+        "--andgate-run",
+        dest="andgate_run",
+        default=None,
+        metavar="SPEC",
+        help="internal: run one andgate trust class as described by this JSON file",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    spec_path = config.getoption("andgate_run", None)
+    if not spec_path or hasattr(config, "workerinput"):
+        return
+    with open(spec_path, encoding="utf-8") as fh:
+        spec = json.load(fh)
+    seed = spec.get("hypothesis_seed")
+    # Set before Hypothesis's own pytest_configure reads it (we run tryfirst).
+    if seed is not None and getattr(config.option, "hypothesis_seed", "absent") is None:
+        config.option.hypothesis_seed = seed
+    recorder = Recorder(spec, config)
+    config.stash[RECORDER_KEY] = recorder
+    config.pluginmanager.register(recorder, "andgate-recorder")
+
+
+def _relative(path: Path, root: Path) -> str | None:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+class Recorder:
+    """Per-run state; one instance per pytest session the gate started."""
+
+    def __init__(self, spec: dict[str, Any], config: pytest.Config) -> None:
+        self.config = config
+        self.role = spec["role"]
+        self.root = Path(spec["root"]).resolve()
+        self.results_path = spec["results"]
+        self.rules = Rules.from_json(spec["rules"])
+        self.only_ids = set(spec["only_ids"]) if spec.get("only_ids") is not None else None
+        allow = spec.get("allow_files")
+        self.allow_files = None if allow is None else {self.root / p for p in allow}
+        self.allow_dirs = set()
+        for path in self.allow_files or ():
+            self.allow_dirs.update(path.parents)
+        self.deny_files = {self.root / p for p in spec.get("deny_files", ())}
+        self.items: list[dict[str, Any]] = []
+        self.reports: dict[str, dict[str, Any]] = {}
+        self.seeds: dict[str, list[Any]] = {}
+        self.collection_errors: list[dict[str, str]] = []
+        # Reports carry pytest's node id; this maps it to the root-relative one.
+        self.canonical: dict[str, str] = {}
+
+    # -- collection -------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
+        if collection_path in self.deny_files:
+            return True
+        if self.allow_files is None:
+            return None
+        if collection_path.is_dir():
+            return None if collection_path in self.allow_dirs else True
+        return None if collection_path in self.allow_files else True
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            text = str(report.longrepr)
+            self.collection_errors.append({"nodeid": report.nodeid, "message": _short(text)})
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        keep, drop = [], []
+        for item in items:
+            facts = self._facts(item)
+            cls, why = classify_item(facts, self.rules)
+            self.items.append({**facts.to_json(), "class": cls.value, "why": why})
+            wanted = cls.value == self.role or self.role == "collect"
+            if self.only_ids is not None:
+                wanted = wanted and facts.nodeid in self.only_ids
+            (keep if wanted else drop).append(item)
+            self.canonical[item.nodeid] = facts.nodeid
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+    def _facts(self, item: pytest.Item) -> ItemFacts:
+        """Node ids are rewritten relative to the repository root, so every
+        process agrees on them whatever rootdir pytest picked."""
+        path = _relative(Path(item.path), self.root) or str(item.path)
+        _, sep, rest = item.nodeid.partition("::")
+        nodeid = f"{path}{sep}{rest}" if sep else path
+        name = getattr(item, "originalname", None) or item.name.split("[", 1)[0]
+        markers = frozenset(mark.name for mark in item.iter_markers())
+        return ItemFacts(nodeid, path, name, markers)
+
+    # -- running ----------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> None:
+        """Runs just before the test body: a seed is recorded only if it ran."""
+        seeds = _seeds_of(item)
+        if seeds:
+            self.seeds.setdefault(self.canonical.get(item.nodeid, item.nodeid), []).extend(seeds)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        nodeid = self.canonical.get(report.nodeid, report.nodeid)
+        entry = self.reports.setdefault(nodeid, {})
+        entry[report.when] = report.outcome
+        if hasattr(report, "wasxfail"):
+            entry["wasxfail"] = True
+        if report.failed and "message" not in entry:
+            entry["message"] = _short(report.longreprtext)
+
+    def pytest_report_header(self, config: pytest.Config) -> str:
+        seed = getattr(config.option, "hypothesis_seed", None)
+        line = f"andgate: running the {self.role} class"
+        if seed is not None:
+            line += f"; hypothesis seed {seed} (reproduce with --hypothesis-seed={seed})"
+        return line
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        payload = {
+            "schema": RESULTS_SCHEMA,
+            "role": self.role,
+            "exitstatus": int(exitstatus),
+            "items": self.items,
+            "reports": self.reports,
+            "seeds": self.seeds,
+            "collection_errors": self.collection_errors,
+            "hypothesis_seed": getattr(self.config.option, "hypothesis_seed", None),
+            "pytest_version": pytest.__version__,
+        }
+        tmp = f"{self.results_path}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, default=repr)
+        os.replace(tmp, self.results_path)
+
+
+def _seeds_of(item: pytest.Item) -> list[Any]:
+    """The seeds this item runs with: a `seed` parameter, or Hypothesis's seed."""
+    seeds: list[Any] = []
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "seed" in callspec.params:
+        value = callspec.params["seed"]
+        if isinstance(value, (int, str)) and not isinstance(value, bool):
+            seeds.append(value)
+    func = getattr(item, "obj", None)
+    if getattr(func, "is_hypothesis_test", False):
+        forced = getattr(func, "_hypothesis_internal_use_seed", None)
+        chosen = forced if forced is not None else item.config.getoption("hypothesis_seed", None)
+        if chosen is not None:
+            seeds.append(f"hypothesis:{chosen}")
+    return seeds
+
+
+def _short(text: str, limit: int = 600) -> str:
+    """The last meaningful lines of a failure: enough to read in a summary."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    tail = "\n".join(lines[-6:])
+    return tail[-limit:]

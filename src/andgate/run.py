@@ -1,0 +1,252 @@
+"""Run one pytest process for one trust class and read back what it recorded.
+
+The process is started through a tiny bootstrap that imports the installed
+andgate plugin and pytest *before* the worktree goes on `sys.path`, so a change
+cannot shadow them with a top-level `andgate/` or `pytest.py` of its own. Each
+process runs in its own session (process group) and everything left in that
+group is killed when it ends or times out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from andgate.classify import ItemFacts, Rules
+from andgate.git import clean_env
+
+BOOTSTRAP = (
+    "import os, sys\n"
+    "import andgate.plugin, pytest\n"
+    "sys.path.insert(0, os.getcwd())\n"
+    "raise SystemExit(pytest.main(sys.argv[1:]))\n"
+)
+DEFAULT_TIMEOUT = 1800.0
+# pytest exit codes (pytest.ExitCode), kept numeric so results files stay plain JSON.
+EXIT_INTERNAL_ERROR, EXIT_USAGE_ERROR, EXIT_NO_TESTS = 3, 4, 5
+
+
+class Outcome(enum.StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+    XFAILED = "xfailed"
+    XPASSED = "xpassed"
+    MISSING = "missing"
+
+
+def item_outcome(phases: Mapping[str, Any] | None) -> Outcome:
+    """One outcome from the setup/call/teardown reports of an item.
+
+    Anything incomplete is MISSING: a test absent from a result file is never a pass.
+    """
+    if not phases:
+        return Outcome.MISSING
+    setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
+    xfail = bool(phases.get("wasxfail"))
+    if setup == "failed":
+        return Outcome.ERROR
+    if setup == "skipped":
+        return Outcome.XFAILED if xfail else Outcome.SKIPPED
+    if call == "failed":
+        return Outcome.FAILED
+    if call == "skipped":
+        return Outcome.XFAILED if xfail else Outcome.SKIPPED
+    if teardown == "failed":
+        return Outcome.ERROR
+    if call == "passed" and teardown == "passed":
+        return Outcome.XPASSED if xfail else Outcome.PASSED
+    return Outcome.MISSING
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What one pytest process must do."""
+
+    label: str
+    role: str
+    rules: Rules
+    allow_files: tuple[str, ...] | None = None
+    deny_files: tuple[str, ...] = ()
+    only_ids: tuple[str, ...] | None = None
+    collect_only: bool = False
+    exitfirst: bool = False
+    hypothesis_seed: int | None = None
+    junit_name: str | None = None
+
+
+@dataclass(frozen=True)
+class CollectedItem:
+    facts: ItemFacts
+    cls: str
+    why: str
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a pytest process recorded, or why it recorded nothing usable."""
+
+    label: str
+    exit_code: int | None
+    seconds: float
+    items: tuple[CollectedItem, ...] = ()
+    reports: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    seeds: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    collection_errors: tuple[tuple[str, str], ...] = ()
+    error: str | None = None
+    log: Path | None = None
+    junit: Path | None = None
+
+    def selected(self, role: str) -> tuple[CollectedItem, ...]:
+        return tuple(i for i in self.items if i.cls == role)
+
+    def outcome(self, nodeid: str) -> Outcome:
+        return item_outcome(self.reports.get(nodeid))
+
+    def message(self, nodeid: str) -> str:
+        return str(self.reports.get(nodeid, {}).get("message", ""))
+
+
+def pytest_argv(request: RunRequest, spec_path: Path, junit: Path | None) -> list[str]:
+    argv = [sys.executable, "-P", "-c", BOOTSTRAP, f"--andgate-run={spec_path}"]
+    argv += ["-p", "no:cacheprovider", "-q", "-rfE", "--continue-on-collection-errors"]
+    if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        argv += ["-p", "andgate.plugin"]
+    if request.collect_only:
+        argv.append("--collect-only")
+    if request.exitfirst:
+        argv.append("-x")
+    if junit is not None:
+        argv.append(f"--junitxml={junit}")
+    return argv
+
+
+def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: float) -> RunResult:
+    """Run `request` in `worktree`; `scratch` is a gate-owned folder outside it."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    stem = request.label.replace(" ", "-").replace("/", "_")
+    spec_path, results = scratch / f"{stem}.spec.json", scratch / f"{stem}.results.json"
+    junit = scratch / f"{stem}.xml" if request.junit_name else None
+    log = scratch / f"{stem}.log"
+    results.unlink(missing_ok=True)
+    spec = {
+        "role": request.role,
+        "root": str(worktree),
+        "results": str(results),
+        "rules": request.rules.to_json(),
+        "allow_files": None if request.allow_files is None else list(request.allow_files),
+        "deny_files": list(request.deny_files),
+        "only_ids": None if request.only_ids is None else list(request.only_ids),
+        "hypothesis_seed": request.hypothesis_seed,
+    }
+    spec_path.write_text(json.dumps(spec), encoding="utf-8")
+    argv = pytest_argv(request, spec_path, junit)
+    started = time.monotonic()
+    code, timed_out = _run_in_own_session(argv, worktree, log, timeout)
+    seconds = time.monotonic() - started
+    if timed_out:
+        error = f"the {request.label} pytest process ran past the {timeout:.0f}s timeout"
+        return RunResult(request.label, None, seconds, error=error, log=log, junit=junit)
+    return read_results(request.label, code, seconds, results, log, junit)
+
+
+_RUNNING: set[subprocess.Popen[bytes]] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def kill_all_running() -> None:
+    """Kill every pytest process the gate started (Ctrl-C, SIGTERM, gate error)."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        _kill_group(proc)
+
+
+def _run_in_own_session(argv: list[str], cwd: Path, log: Path, timeout: float) -> tuple[int, bool]:
+    env = clean_env()
+    env.pop("LC_ALL", None)
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        with _RUNNING_LOCK:
+            _RUNNING.add(proc)
+        try:
+            code = proc.wait(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            code, timed_out = -1, True
+        finally:
+            _kill_group(proc)
+            with _RUNNING_LOCK:
+                _RUNNING.discard(proc)
+    return code, timed_out
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the process and anything it left running (daemons forked by tests)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def read_results(
+    label: str, code: int, seconds: float, results: Path, log: Path, junit: Path | None
+) -> RunResult:
+    """Parse the plugin's results file; anything malformed is an error, never a pass."""
+    base = {"label": label, "exit_code": code, "seconds": seconds, "log": log, "junit": junit}
+    if code in (EXIT_INTERNAL_ERROR, EXIT_USAGE_ERROR):
+        kind = "an internal error" if code == EXIT_INTERNAL_ERROR else "a usage error"
+        return RunResult(
+            **base, error=f"pytest stopped with {kind} in the {label} run: {_log_tail(log)}"
+        )
+    try:
+        payload = json.loads(results.read_text(encoding="utf-8"))
+        return _parse_payload(payload, base)
+    except FileNotFoundError:
+        error = (
+            f"the {label} pytest process (exit {code}) wrote no results: was the andgate "
+            f"plugin disabled or the process killed? {_log_tail(log)}"
+        )
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        error = f"the {label} results file is malformed ({exc.__class__.__name__}: {exc})"
+    return RunResult(**base, error=error)
+
+
+def _parse_payload(payload: dict[str, Any], base: dict[str, Any]) -> RunResult:
+    if payload.get("schema") != "andgate.results/1":
+        raise ValueError(f"unknown results schema {payload.get('schema')!r}")
+    items = tuple(
+        CollectedItem(ItemFacts.from_json(i), str(i["class"]), str(i["why"]))
+        for i in payload["items"]
+    )
+    reports = {str(k): dict(v) for k, v in payload["reports"].items()}
+    seeds = {str(k): tuple(v) for k, v in payload["seeds"].items()}
+    errors = tuple((str(e["nodeid"]), str(e["message"])) for e in payload["collection_errors"])
+    return RunResult(**base, items=items, reports=reports, seeds=seeds, collection_errors=errors)
+
+
+def _log_tail(log: Path, lines: int = 3) -> str:
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return " | ".join(line.strip() for line in text[-lines:])
