@@ -177,6 +177,9 @@ def kill_all_running() -> None:
 def _run_in_own_session(argv: list[str], cwd: Path, log: Path, timeout: float) -> tuple[int, bool]:
     env = clean_env()
     env.pop("LC_ALL", None)
+    # Bytecode caches only save work (pytest's rewritten-assert caches above
+    # all): without them every process re-compiles the test suite and plugins.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             argv,
