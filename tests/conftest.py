@@ -1,0 +1,125 @@
+"""Shared fixtures: throwaway git repositories built in tmp_path.
+
+Every test runs with HOME and XDG folders in tmp_path, so git never reads or
+writes the developer's config, and with no approval inherited from the
+environment. Repositories are built from the sample project in
+`andgate.sample` (the same one `andgate demo` uses).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from andgate.check import CheckOptions, run_check
+from andgate.sample import AGENT, SAMPLE_TODAY, SampleRepo, build_sample, init_repo
+from andgate.verdict import Verdict
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path_factory: pytest.TempPathFactory,
+                         monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.delenv("ANDGATE_APPROVED_BY", raising=False)
+    for name in list(os.environ):
+        if name.startswith("GIT_"):
+            monkeypatch.delenv(name)
+
+
+@dataclass
+class GateRun:
+    verdict: Verdict
+    payload: dict[str, Any]
+    artifacts: Path
+
+    @property
+    def codes(self) -> list[str]:
+        return [r["code"] for r in self.payload["reasons"]]
+
+    @property
+    def decision(self) -> str:
+        return self.payload["verdict"]
+
+    def details(self, code: str) -> list[str]:
+        return [r["detail"] for r in self.payload["reasons"] if r["code"] == code]
+
+    def artifact(self, name: str) -> Any:
+        text = (self.artifacts / name).read_text(encoding="utf-8")
+        return json.loads(text) if name.endswith(".json") else text
+
+
+@dataclass
+class Sample:
+    """The sample project committed as base, with helpers to make head and gate it."""
+
+    repo: SampleRepo
+    base: str
+    tmp: Path
+
+    @property
+    def path(self) -> Path:
+        return self.repo.path
+
+    def change(self, apply: Callable[[SampleRepo], None], message: str = "agent change") -> str:
+        self.repo.run("checkout", "-q", "--detach", self.base)
+        apply(self.repo)
+        return self.repo.commit(message, who=AGENT)
+
+    def gate(self, head: str | None = None, **options: Any) -> GateRun:
+        options.setdefault("today", dt.date.fromisoformat(SAMPLE_TODAY))
+        options.setdefault("artifacts", self.tmp / "artifacts")
+        options.setdefault("jobs", 2)
+        options.setdefault("timeout", 300)
+        opts = CheckOptions(repo=self.path, base=options.pop("base", self.base),
+                            head=head or "HEAD", **options)
+        verdict, artifacts = run_check(opts)
+        payload = json.loads((artifacts.folder / "verdict.json").read_text(encoding="utf-8"))
+        return GateRun(verdict, payload, artifacts.folder)
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Sample:
+    repo, base = build_sample(tmp_path / "sample")
+    return Sample(repo, base, tmp_path)
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[..., SampleRepo]:
+    """An empty repository (optionally with files committed as the first commit)."""
+    counter = iter(range(1000))
+
+    def make(files: dict[str, str] | None = None) -> SampleRepo:
+        repo = init_repo(tmp_path / f"repo{next(counter)}")
+        if files:
+            repo.write(files)
+            repo.commit("initial")
+        return repo
+
+    return make
+
+
+def tree_fingerprint(root: Path) -> dict[str, str]:
+    """sha256 of every file under root except .git internals and artifacts/."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith((".git/", "artifacts/")) or rel == ".git" or not path.is_file():
+            continue
+        out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture
+def fingerprint() -> Iterator[Callable[[Path], dict[str, str]]]:
+    yield tree_fingerprint
