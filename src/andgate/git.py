@@ -105,6 +105,9 @@ class Git:
             )
         except subprocess.TimeoutExpired as exc:
             raise GateTimeout(f"git {' '.join(args[:3])} ran past {limit:.0f}s") from exc
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            # The executable was found above, so the missing path is the folder.
+            raise GitError(f"{cwd or self.repo}: no such directory") from exc
         if check and proc.returncode != 0:
             stderr = proc.stderr.decode("utf-8", "replace").strip()
             first = stderr.splitlines()[0] if stderr else "no output"
@@ -122,8 +125,12 @@ class Git:
     # -- refs -----------------------------------------------------------------
 
     def toplevel(self) -> Path:
+        if not self.repo.is_dir():
+            raise GitError(f"{self.repo}: no such directory; pass --repo DIR naming a git checkout")
         try:
             return Path(self.out("rev-parse", "--show-toplevel"))
+        except GitNotFound:
+            raise
         except GitError as exc:
             raise GitError(
                 f"{self.repo}: not a git repository (run andgate inside a git checkout, "
