@@ -183,12 +183,20 @@ def _resolve_base(git: Git, opts: CheckOptions) -> str:
     if opts.base:
         return git.resolve(opts.base, what="--base")
     upstream = git.default_upstream()
-    merge_base = git.merge_base(upstream, opts.head) if upstream else None
-    if merge_base is None:
+    if upstream is None:
         raise AndgateError(
             "--base is required: no upstream default branch (origin/HEAD, "
             "origin/main) was found; pass --base REF, e.g. --base origin/main"
         )
+    merge_base = git.merge_base(upstream, opts.head)
+    if merge_base is None:
+        if git.is_shallow():
+            raise AndgateError(
+                f"--base: no merge-base of {upstream} and {opts.head} in this shallow clone: "
+                "fetch full history (git fetch --unshallow, or actions/checkout with "
+                "fetch-depth: 0)"
+            )
+        raise AndgateError(f"--base: {upstream} and {opts.head} share no history; pass --base REF")
     return merge_base
 
 
