@@ -139,7 +139,7 @@ def _gate(opts: CheckOptions, rec: Recorded) -> None:
             f"--base {opts.base or base[:12]} is the same commit as --head: nothing "
             "to gate; pass the branch point, e.g. --base origin/main"
         )
-    _warn_uncommitted(git, opts, rec)
+    _warn_uncommitted(git, head, rec)
     config = load_base_config(git, base, opts.manifest)
     rec.facts["fail_closed_untrusted"] = config.manifest.fail_closed_untrusted
     approvers = _approvers(opts, config, rec)
@@ -160,7 +160,8 @@ def _gate(opts: CheckOptions, rec: Recorded) -> None:
         )
         seed = opts.hypothesis_seed
         rec.property_seed = default_hypothesis_seed(base) if seed is None else seed
-        _trusted_phase(plan, config, pool, scratch, opts, rec, approved=bool(approvers))
+        _oracle_phase(plan, config, pool, scratch, opts, rec, approved=bool(approvers))
+        _property_phase(plan, config, pool, scratch, opts, rec)
         _untrusted_phase(plan, pool, scratch, opts, rec)
         _collect_artifacts_from_scratch(rec, scratch)
     rec.inventory = build_inventory(
@@ -200,18 +201,17 @@ def _resolve_base(git: Git, opts: CheckOptions) -> str:
     return merge_base
 
 
-def _warn_uncommitted(git: Git, opts: CheckOptions, rec: Recorded) -> None:
-    if opts.head != "HEAD":
+def _warn_uncommitted(git: Git, head: str, rec: Recorded) -> None:
+    """Work in the checkout is not what gets gated when HEAD is the head commit."""
+    if git.resolve("HEAD", what="HEAD") != head:
         return
     dirty = git.dirty_paths()
     if dirty:
         rec.warnings.append(
             Finding(
                 Warning_.UNCOMMITTED_CHANGES,
-                (
-                    f"{len(dirty)} uncommitted path(s) (e.g. {dirty[0]}) are not gated: "
-                    "andgate checks the committed HEAD"
-                ),
+                f"{len(dirty)} uncommitted path(s) (e.g. {dirty[0]}) are not gated: "
+                "andgate checks the committed HEAD",
             )
         )
 
@@ -277,7 +277,7 @@ def _parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
         executor.shutdown(wait=True, cancel_futures=True)
 
 
-def _trusted_phase(
+def _oracle_phase(
     plan: Plan,
     config: BaseConfig,
     pool: WorktreePool,
@@ -287,6 +287,8 @@ def _trusted_phase(
     *,
     approved: bool,
 ) -> None:
+    """Oracle, base oracle pin and known-bad replays: no code of the change's
+    test side runs here, only head's production code (not sandboxed)."""
     manifest = config.manifest
     oracle_request = RunRequest(
         "oracle",
@@ -306,16 +308,6 @@ def _trusted_phase(
 
     if plan.trusted_oracle_files:
         tasks.append(run("oracle", oracle_request, plan.trusted))
-    if plan.property_files:
-        request = RunRequest(
-            "property",
-            "property",
-            plan.property_rules,
-            allow_files=plan.property_files,
-            hypothesis_seed=rec.property_seed,
-            junit_name="property.xml",
-        )
-        tasks.append(run("property", request, plan.property_tree))
     if plan.base_oracle_files and not approved:
         request = RunRequest(
             "base oracle",
@@ -342,15 +334,43 @@ def _trusted_phase(
         )
     _parallel(tasks, opts.jobs)
     rec.facts["oracle"] = _oracle_facts(rec, approved=approved)
+    order = {f.name: i for i, f in enumerate(config.known_bad)}
+    rec.replays.sort(key=lambda r: order.get(r.name, 0))
+    rec.facts["known_bad"] = _known_bad_facts(config, rec, plan)
+    _collect_artifacts_from_scratch(rec, scratch)
+
+
+def _property_phase(
+    plan: Plan,
+    config: BaseConfig,
+    pool: WorktreePool,
+    scratch: Path,
+    opts: CheckOptions,
+    rec: Recorded,
+) -> None:
+    """Property files are written by the change's author: they run only after
+    every oracle-side result is in memory (their import-time code could
+    otherwise rewrite a results file or a sibling worktree), and before any
+    untrusted code can touch their own results."""
+    manifest = config.manifest
+    if plan.property_files:
+        request = RunRequest(
+            "property",
+            "property",
+            plan.property_rules,
+            allow_files=plan.property_files,
+            hypothesis_seed=rec.property_seed,
+            junit_name="property.xml",
+        )
+        with pool.lease(plan.property_tree) as worktree:
+            rec.runs["property"] = run_pytest(request, worktree.path, scratch, opts.timeout)
     rec.facts["property"] = property_facts(
         rec.runs.get("property"),
         plan.property_files,
         required=manifest.require_property_class,
         every_candidate_counts=not manifest.property.markers,
     )
-    order = {f.name: i for i, f in enumerate(config.known_bad)}
-    rec.replays.sort(key=lambda r: order.get(r.name, 0))
-    rec.facts["known_bad"] = _known_bad_facts(config, rec, plan)
+    _collect_artifacts_from_scratch(rec, scratch)
 
 
 def _untrusted_phase(
@@ -477,8 +497,10 @@ def _oracle_file_rule(config: BaseConfig, rec: Recorded) -> Callable[[str], bool
 
 def _collect_artifacts_from_scratch(rec: Recorded, scratch: Path) -> None:
     """Logs and JUnit files live in scratch until the artifacts are written; copy
-    their bytes now, before the scratch folder goes away."""
+    their bytes at the end of each phase, before code of a later, less trusted
+    phase could rewrite them, and never again afterwards."""
     for name, result in rec.runs.items():
         for kind, path in (("log", result.log), ("junit", result.junit)):
-            if path is not None and path.exists():
-                rec.files[f"{name}.{kind}"] = path.read_bytes()
+            key = f"{name}.{kind}"
+            if key not in rec.files and path is not None and path.exists():
+                rec.files[key] = path.read_bytes()

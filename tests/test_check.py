@@ -1,0 +1,532 @@
+"""`andgate check` end to end on the sample project: one test per reason code.
+
+Each test makes an agent change on top of the sample's base commit and runs the
+whole gate (real git, real pytest processes). The honest change must allow;
+every other change must block with the reason the contract names.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+
+import pytest
+
+from andgate.cli import main
+from andgate.demo import AGENT_SLUG_TEST, honest_fix
+from andgate.sample import SampleRepo
+
+
+def test_honest_change_allows_with_every_bit(sample):
+    run = sample.gate(sample.change(honest_fix))
+    assert run.decision == "allow", run.payload["reasons"]
+    assert run.payload["reasons"] == []
+    assert all(run.payload["bits"].values())
+    assert run.verdict.exit_code == 0
+    assert run.payload["counts"] == {"oracle": 8, "property": 3, "frozen_flake": 1, "untrusted": 2}
+
+
+def test_artifacts_are_complete_and_self_ignoring(sample):
+    run = sample.gate(sample.change(honest_fix))
+    names = {p.name for p in run.artifacts.iterdir()}
+    assert {
+        "trust_inventory.json",
+        "oracle.xml",
+        "property.xml",
+        "untrusted.xml",
+        "flake.xml",
+        "property_seeds.json",
+        "known_bad.json",
+        "verdict.json",
+        "summary.md",
+        ".gitignore",
+    } <= names
+    assert run.payload["schema"] == "andgate.verdict/1"
+    assert run.payload["base"] == sample.base
+    assert run.payload["today"] == "2026-11-25"
+    inventory = run.artifact("trust_inventory.json")["items"]
+    frozen = [i for i in inventory if i["class"] == "frozen_flake"]
+    assert frozen == [
+        {
+            "nodeid": "tests/test_timing.py::test_mean_is_fast",
+            "file": "tests/test_timing.py",
+            "class": "frozen_flake",
+            "why": "live freeze 'tests/test_timing.py::test_mean_is_fast'",
+            "outcome": "failed",
+        }
+    ]
+    known_bad = run.artifact("known_bad.json")["fixtures"]
+    assert [(f["name"], f["applied"], f["bites"]) for f in known_bad] == [
+        ("kb_chunk_drops_tail", True, True),
+        ("kb_clamp_ignores_lo", True, True),
+    ]
+    seeds = run.artifact("property_seeds.json")
+    assert seeds["files"]["tests/properties/test_chunk_property.py"] == {
+        f"tests/properties/test_chunk_property.py::test_chunk_roundtrip[{s}]": [s]
+        for s in (1, 2, 3)
+    }
+    assert "<testcase" in run.artifact("oracle.xml")
+    summary = run.artifact("summary.md")
+    assert summary.startswith("# andgate: ✅ ALLOW")
+
+
+def test_user_working_tree_and_index_stay_byte_identical(sample, fingerprint):
+    head = sample.change(honest_fix)
+    (sample.path / "minilib" / "text.py").write_text("# uncommitted edit\n")
+    (sample.path / "scratch.txt").write_text("untracked\n")
+    before = fingerprint(sample.path)
+    index_before = (sample.path / ".git" / "index").read_bytes()
+    status_before = sample.repo.run("status", "--porcelain")
+    refs_before = sample.repo.run("for-each-ref")
+    run = sample.gate(head, artifacts=sample.path / "artifacts")
+    assert fingerprint(sample.path) == before
+    assert (sample.path / ".git" / "index").read_bytes() == index_before
+    assert sample.repo.run("status", "--porcelain") == status_before
+    assert sample.repo.run("worktree", "list").count("\n") == 0
+    assert sample.repo.run("for-each-ref") == refs_before
+    assert sample.repo.run("stash", "list") == ""
+    assert run.decision == "allow"
+    assert [w["code"] for w in run.payload["warnings"]] == ["UNCOMMITTED_CHANGES"]
+
+
+def test_tautological_agent_tests_do_not_hide_a_failing_oracle(sample):
+    def cheat(repo: SampleRepo) -> None:
+        repo.edit("minilib/text.py", "return [items[i : i + n]", "return [items[i : i + n][:1]")
+        repo.write(
+            {
+                "tests/test_chunk_agent.py": "from minilib import chunk\n\n"
+                "def test_type():\n    assert isinstance(chunk([1], 1), list)\n"
+            }
+        )
+
+    run = sample.gate(sample.change(cheat))
+    assert run.decision == "block"
+    assert "ORACLE_FAILED" in run.codes
+    assert any(
+        "test_text_oracle.py::test_chunk_even failed" in d for d in run.details("ORACLE_FAILED")
+    )
+    assert run.payload["bits"]["oracle_ok"] is False
+    assert "ORACLE_AUTHORSHIP" not in run.codes
+
+
+def test_oracle_edited_with_production_code_is_oracle_authorship(sample):
+    def cheat(repo: SampleRepo) -> None:
+        repo.edit("minilib/mathx.py", "max(lo, min(x, hi))", "min(x, hi)")
+        repo.edit(
+            "tests/oracles/test_math_oracle.py", "def test_mean():", "def test_mean():  # tweaked"
+        )
+
+    run = sample.gate(sample.change(cheat))
+    assert "ORACLE_AUTHORSHIP" in run.codes
+    detail = run.details("ORACLE_AUTHORSHIP")[0]
+    assert detail.startswith("tests/oracles/test_math_oracle.py changed")
+    assert "mixed change" in detail
+    # base's version of the oracle still runs against head's production code
+    assert "ORACLE_FAILED" in run.codes
+
+
+def test_owner_approval_lifts_authorship_but_not_neutralization(sample):
+    def weaken(repo: SampleRepo) -> None:
+        repo.edit(
+            "tests/oracles/test_text_oracle.py",
+            "assert chunk([1, 2, 3, 4, 5], 2) == [[1, 2], [3, 4], [5]]",
+            "assert chunk([1, 2, 3, 4, 5], 2)",
+        )
+
+    head = sample.change(weaken)
+    unapproved = sample.gate(head)
+    assert "ORACLE_AUTHORSHIP" in unapproved.codes
+    assert "trust-root-only change" in unapproved.details("ORACLE_AUTHORSHIP")[0]
+    approved = sample.gate(head, approved_by=("alice",))
+    assert approved.codes == ["ORACLE_NEUTRALIZED"]
+    assert approved.details("ORACLE_NEUTRALIZED") == [
+        "kb_chunk_drops_tail left every oracle item passing"
+    ]
+    assert approved.payload["bits"]["known_bad_ok"] is False
+
+
+def test_approval_by_a_non_owner_is_ignored_and_said(sample):
+    head = sample.change(
+        lambda r: r.edit("tests/trust_manifest.yaml", "max_freeze_days: 28", "max_freeze_days: 90")
+    )
+    run = sample.gate(head, approved_by=("mallory",))
+    assert run.codes == ["TRUST_ROOT_CHANGED"]
+    assert [w["code"] for w in run.payload["warnings"]] == ["APPROVAL_IGNORED"]
+
+
+def test_trust_root_change_conftest(sample):
+    head = sample.change(lambda r: r.write({"tests/conftest.py": "# harmless?\n"}))
+    run = sample.gate(head)
+    assert run.codes == ["TRUST_ROOT_CHANGED"]
+    assert run.details("TRUST_ROOT_CHANGED")[0].startswith("tests/conftest.py changed")
+
+
+def test_pyproject_counts_only_through_pytest_and_andgate_tables(sample):
+    sample.repo.write({"pyproject.toml": '[project]\nname = "minilib"\nversion = "1"\n'})
+    sample.base = sample.repo.commit("add pyproject")
+    version_bump = sample.change(
+        lambda r: r.edit("pyproject.toml", 'version = "1"', 'version = "2"')
+    )
+    assert sample.gate(version_bump).decision == "allow"
+    addopts = sample.change(
+        lambda r: r.write(
+            {
+                "pyproject.toml": (
+                    '[project]\nname = "minilib"\nversion = "1"\n\n'
+                    '[tool.pytest.ini_options]\naddopts = "-k not chunk"\n'
+                )
+            }
+        )
+    )
+    run = sample.gate(addopts)
+    assert run.codes == ["TRUST_ROOT_CHANGED"]
+
+
+def test_lock_mismatch_when_fixture_bytes_change(sample):
+    head = sample.change(
+        lambda r: r.edit("tests/oracles/fixtures/cases.json", "[5, 0, 10, 5]", "[6, 0, 10, 6]")
+    )
+    run = sample.gate(head, approved_by=("alice",))
+    assert run.codes == ["LOCK_MISMATCH"]
+    assert run.details("LOCK_MISMATCH") == [
+        "tests/oracles/fixtures/cases.json: sha256 differs from the lock"
+    ]
+
+
+def test_property_failure(sample):
+    head = sample.change(
+        lambda r: r.edit("minilib/text.py", "items = list(seq)", "items = list(seq)[:7]")
+    )
+    run = sample.gate(head)
+    assert "PROPERTY_FAILED" in run.codes
+    assert run.payload["bits"]["property_ok"] is False
+
+
+def test_empty_seeds_is_no_seeds(sample):
+    def cheat(repo: SampleRepo) -> None:
+        honest_fix(repo)
+        repo.edit("tests/properties/test_chunk_property.py", "SEEDS = [1, 2, 3]", "SEEDS = []")
+
+    run = sample.gate(sample.change(cheat))
+    assert "NO_SEEDS" in run.codes
+    assert run.details("NO_SEEDS") == [
+        "tests/properties/test_chunk_property.py ran no item with a recorded seed"
+    ]
+    assert "ORACLE_AUTHORSHIP" not in run.codes and "TRUST_ROOT_CHANGED" not in run.codes
+
+
+def test_property_without_accepted_invariant_is_untrusted(sample):
+    head = sample.change(
+        lambda r: r.edit(
+            "tests/properties/test_chunk_property.py",
+            "# INVARIANT: chunk(seq, n)",
+            "# INVARIANT: chunk(seq, m)",
+        )
+    )
+    run = sample.gate(head)
+    assert run.codes == ["NO_PROPERTY"]
+    items = run.artifact("trust_inventory.json")["items"]
+    reasons = {i["why"] for i in items if i["file"].startswith("tests/properties/")}
+    assert reasons == {"property file has no accepted invariant"}
+
+
+def test_freeze_expired_blocks(sample):
+    run = sample.gate(sample.change(honest_fix), today=dt.date(2026, 12, 10))
+    assert "FREEZE_EXPIRED" in run.codes
+    assert run.details("FREEZE_EXPIRED")[0].startswith(
+        "'tests/test_timing.py::test_mean_is_fast' expired on 2026-12-10"
+    )
+    # an expired freeze freezes nothing: the flaky test is untrusted again
+    assert "UNTRUSTED_FAILED" in run.codes
+
+
+def test_freeze_invalid_blocks(sample):
+    sample.repo.edit("tests/flakes/freeze.yaml", 'expires: "2026-12-10"', 'expires: "2027-12-10"')
+    sample.base = sample.repo.commit("too long a freeze")
+    run = sample.gate(sample.change(honest_fix))
+    assert "FREEZE_INVALID" in run.codes
+    assert "over max_freeze_days (28)" in run.details("FREEZE_INVALID")[0]
+
+
+def test_freeze_that_matches_only_an_oracle_is_ineffective(sample):
+    sample.repo.write(
+        {
+            "tests/flakes/freeze.yaml": (
+                "freezes:\n  - id: test_mean\n    reason: r\n    first_seen: 2026-11-20\n"
+                "    expires: 2026-12-01\n    owner: o\n"
+            )
+        }
+    )
+    sample.base = sample.repo.commit("freeze an oracle")
+    run = sample.gate(sample.change(honest_fix))
+    warnings = run.payload["warnings"]
+    assert {
+        "code": "FREEZE_INEFFECTIVE",
+        "detail": "freeze 'test_mean' matches only oracle items; it freezes nothing",
+    } in warnings
+
+
+def test_untrusted_failure_blocks_without_blaming_oracles(sample):
+    head = sample.change(
+        lambda r: r.write(
+            {"tests/test_agent.py": ("def test_wrong_belief():\n    assert 1 + 1 == 3\n")}
+        )
+    )
+    run = sample.gate(head)
+    assert run.codes == ["UNTRUSTED_FAILED"]
+    assert run.details("UNTRUSTED_FAILED")[0].startswith(
+        "tests/test_agent.py::test_wrong_belief failed"
+    )
+
+
+def test_untrusted_failure_is_a_warning_when_not_fail_closed(sample):
+    sample.repo.edit(
+        "tests/trust_manifest.yaml", "fail_closed_untrusted: true", "fail_closed_untrusted: false"
+    )
+    sample.base = sample.repo.commit("relax")
+    head = sample.change(
+        lambda r: r.write(
+            {"tests/test_agent.py": ("def test_wrong_belief():\n    assert 1 + 1 == 3\n")}
+        )
+    )
+    run = sample.gate(head)
+    assert run.decision == "allow"
+    assert [w["code"] for w in run.payload["warnings"]] == ["UNTRUSTED_FAILED"]
+
+
+def test_collection_error_blocks(sample):
+    head = sample.change(lambda r: r.write({"tests/test_broken.py": "import nonexistent_mod\n"}))
+    run = sample.gate(head)
+    assert "COLLECTION_ERROR" in run.codes
+    assert "tests/test_broken.py" in run.details("COLLECTION_ERROR")[0]
+
+
+def test_deleted_oracle_item_is_missing_on_head_even_when_approved_only_for_authorship(sample):
+    def delete(repo: SampleRepo) -> None:
+        repo.edit(
+            "tests/oracles/test_text_oracle.py", "def test_slugify_words():", "def _disabled():"
+        )
+
+    run = sample.gate(sample.change(delete))
+    assert "ORACLE_AUTHORSHIP" in run.codes
+    assert run.payload["bits"]["oracle_ok"] is True  # base's oracle file still runs
+    approved = sample.gate(sample.change(delete), approved_by=("alice",))
+    assert approved.decision == "allow"
+
+
+def test_parametrisation_read_from_production_code_is_pinned_by_base(sample):
+    sample.repo.write(
+        {
+            "minilib/cases.py": "SLUG_CASES = [('A b', 'a-b'), ('X', 'x')]\n",
+            "tests/oracles/test_slug_cases.py": (
+                "import pytest\nfrom minilib import slugify\nfrom minilib.cases import SLUG_CASES\n\n"
+                "@pytest.mark.parametrize('text, slug', SLUG_CASES)\n"
+                "def test_slug(text, slug):\n    assert slugify(text) == slug\n"
+            ),
+        }
+    )
+    sample.base = sample.repo.commit("oracle reading production cases")
+    head = sample.change(lambda r: r.edit("minilib/cases.py", ", ('X', 'x')", ""))
+    run = sample.gate(head)
+    assert run.codes == ["ORACLE_FAILED"]
+    assert run.details("ORACLE_FAILED") == [
+        "tests/oracles/test_slug_cases.py::test_slug[X-x] missing on head"
+    ]
+
+
+def test_known_bad_stale_when_fixture_no_longer_applies(sample):
+    head = sample.change(
+        lambda r: r.edit(
+            "minilib/mathx.py", "return max(lo, min(x, hi))", "return min(max(x, lo), hi)"
+        )
+    )
+    run = sample.gate(head)
+    assert run.codes == ["KNOWN_BAD_STALE"]
+    assert run.details("KNOWN_BAD_STALE")[0].startswith("kb_clamp_ignores_lo does not apply")
+
+
+def test_no_known_bad_when_there_is_no_fixture(sample):
+    sample.repo.delete(
+        "tests/oracles/known_bad/kb_chunk_drops_tail.patch",
+        "tests/oracles/known_bad/kb_clamp_ignores_lo.patch",
+    )
+    sample.base = sample.repo.commit("drop fixtures")
+    run = sample.gate(sample.change(honest_fix))
+    assert run.codes == ["NO_KNOWN_BAD"]
+    assert run.payload["bits"]["known_bad_ok"] is False
+
+
+def test_known_bad_not_required_skips_replay(sample):
+    sample.repo.edit(
+        "tests/trust_manifest.yaml",
+        "oracle_must_fail_known_bad: true",
+        "oracle_must_fail_known_bad: false",
+    )
+    sample.repo.delete(
+        "tests/oracles/known_bad/kb_chunk_drops_tail.patch",
+        "tests/oracles/known_bad/kb_clamp_ignores_lo.patch",
+    )
+    sample.base = sample.repo.commit("no replay")
+    run = sample.gate(sample.change(honest_fix))
+    assert run.decision == "allow"
+    assert run.artifact("known_bad.json")["fixtures"] == []
+
+
+def test_no_oracle_and_no_property(sample):
+    sample.repo.edit(
+        "tests/trust_manifest.yaml",
+        'globs: ["tests/oracles/**/*.py"]',
+        'globs: ["nowhere/**/*.py"]',
+    )
+    sample.repo.edit(
+        "tests/trust_manifest.yaml", 'globs: ["tests/properties/**/*.py"]', "globs: []"
+    )
+    sample.base = sample.repo.commit("empty classes")
+    run = sample.gate(sample.change(honest_fix))
+    assert {"NO_ORACLE", "NO_PROPERTY"} <= set(run.codes)
+
+
+def test_manifest_invalid_is_exit_2_and_still_writes_artifacts(sample):
+    sample.repo.edit("tests/trust_manifest.yaml", "  oracle:\n", "  oracel:\n")
+    sample.base = sample.repo.commit("typo")
+    run = sample.gate(sample.change(honest_fix))
+    assert run.codes == ["MANIFEST_INVALID"]
+    assert run.details("MANIFEST_INVALID") == [
+        f"tests/trust_manifest.yaml (at {sample.base[:12]}): unknown key 'oracel' under "
+        "classes; did you mean 'oracle'?"
+    ]
+    assert run.verdict.exit_code == 2
+    assert not any(run.payload["bits"].values())
+    assert (run.artifacts / "summary.md").exists()
+
+
+def test_manifest_is_read_from_base_not_head(sample):
+    head = sample.change(lambda r: r.edit("tests/trust_manifest.yaml", "version: 1", "version: 2"))
+    run = sample.gate(head)
+    assert run.codes == ["TRUST_ROOT_CHANGED"]
+
+
+def test_unknown_base_is_gate_error(sample):
+    run = sample.gate(base="no-such-ref")
+    assert run.codes == ["GATE_ERROR"]
+    assert "--base 'no-such-ref' is not a commit" in run.details("GATE_ERROR")[0]
+    assert run.verdict.exit_code == 2
+
+
+def test_timeout_is_gate_error_naming_the_class(sample):
+    head = sample.change(
+        lambda r: r.write(
+            {
+                "tests/test_hang.py": (
+                    "import threading\n\ndef test_hangs():\n    threading.Event().wait()\n"
+                )
+            }
+        )
+    )
+    run = sample.gate(head, timeout=4)
+    assert "GATE_ERROR" in run.codes
+    assert any(
+        "untrusted pytest process ran past the 4s timeout" in d for d in run.details("GATE_ERROR")
+    )
+
+
+def test_hypothesis_seed_is_derived_from_base_and_recorded(sample):
+    def add_hypothesis_property(repo: SampleRepo) -> None:
+        repo.write(
+            {
+                "tests/properties/test_mean_hyp.py": (
+                    "from hypothesis import given, strategies as st\nfrom minilib import mean\n\n"
+                    "# INVARIANT: " + "chunk(seq, n) returns pieces of exactly n items except a "
+                    "shorter last piece, and joining them gives seq back\n"
+                    "@given(st.lists(st.integers(-5, 5), min_size=1))\n"
+                    "def test_mean_bounded(xs):\n    assert min(xs) <= mean(xs) <= max(xs)\n"
+                )
+            }
+        )
+
+    run = sample.gate(sample.change(add_hypothesis_property))
+    seed = int(sample.base[:8], 16)
+    seeds = run.artifact("property_seeds.json")
+    assert seeds["hypothesis_seed"] == seed
+    assert seeds["files"]["tests/properties/test_mean_hyp.py"] == {
+        "tests/properties/test_mean_hyp.py::test_mean_bounded": [f"hypothesis:{seed}"]
+    }
+    assert run.decision == "allow", run.payload["reasons"]
+
+
+def test_cli_json_on_stdout_and_exit_codes(sample, capsys, monkeypatch):
+    head = sample.change(honest_fix)
+    monkeypatch.chdir(sample.path)
+    code = main(
+        [
+            "check",
+            "--base",
+            sample.base,
+            "--head",
+            head,
+            "--json",
+            "--today",
+            "2026-11-25",
+            "--artifacts",
+            str(sample.tmp / "cli-artifacts"),
+        ]
+    )
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0 and payload["verdict"] == "allow"
+    code = main(
+        [
+            "check",
+            "--base",
+            sample.base,
+            "--head",
+            head,
+            "--today",
+            "2026-12-10",
+            "--artifacts",
+            str(sample.tmp / "cli-artifacts"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 1
+    assert out.startswith("andgate: BLOCK\n  FREEZE_EXPIRED: ")
+
+
+def test_approval_from_environment(sample, capsys, monkeypatch):
+    head = sample.change(lambda r: r.write({"tests/conftest.py": "# reviewed\n"}))
+    monkeypatch.chdir(sample.path)
+    monkeypatch.setenv("ANDGATE_APPROVED_BY", "bob, alice")
+    code = main(
+        [
+            "check",
+            "--base",
+            sample.base,
+            "--head",
+            head,
+            "--json",
+            "--today",
+            "2026-11-25",
+            "--artifacts",
+            str(sample.tmp / "env-artifacts"),
+        ]
+    )
+    assert code == 0, capsys.readouterr().out
+
+
+def test_python_dash_m_andgate_is_the_cli(sample):
+    proc = subprocess.run(
+        [sys.executable, "-m", "andgate", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0 and "check" in proc.stdout
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_jobs_do_not_change_the_verdict(sample, jobs):
+    head = sample.change(lambda r: r.write({"tests/test_agent.py": AGENT_SLUG_TEST}))
+    run = sample.gate(head, jobs=jobs)
+    assert run.codes == ["UNTRUSTED_FAILED"]
