@@ -321,7 +321,8 @@ def test_parametrisation_read_from_production_code_is_pinned_by_base(sample):
         {
             "minilib/cases.py": "SLUG_CASES = [('A b', 'a-b'), ('X', 'x')]\n",
             "tests/oracles/test_slug_cases.py": (
-                "import pytest\nfrom minilib import slugify\nfrom minilib.cases import SLUG_CASES\n\n"
+                "import pytest\nfrom minilib import slugify\n"
+                "from minilib.cases import SLUG_CASES\n\n"
                 "@pytest.mark.parametrize('text, slug', SLUG_CASES)\n"
                 "def test_slug(text, slug):\n    assert slugify(text) == slug\n"
             ),
