@@ -1,12 +1,13 @@
 """`andgate check`: the whole gate, phase by phase.
 
-config from base -> authorship -> locks -> plan trees -> trusted phase (oracle,
-property, base oracle pin, known-bad replays) -> untrusted phase (untrusted,
-frozen_flake) -> seeds and freezes -> AND.
+config from base -> authorship -> locks -> plan trees -> oracle phase (oracle,
+base oracle pin, known-bad replays) -> property phase -> untrusted phase
+(untrusted, frozen_flake) -> seeds and freezes -> AND.
 
-Trusted results are read into memory before any untrusted test code starts,
-so nothing an untrusted test does can reach them. Every failure of the gate
-itself ends as a recorded GATE_ERROR, and the artifacts are always written.
+Each phase's results are read into memory before the next, less trusted phase
+starts: property files and untrusted tests are written by the change's author,
+so nothing they do can reach a result read before them. Every failure of the
+gate itself ends as a recorded GATE_ERROR, and the artifacts are always written.
 """
 
 from __future__ import annotations
