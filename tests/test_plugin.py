@@ -1,0 +1,206 @@
+"""The pytest plugin, through the same bootstrap the gate uses (real subprocesses)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from andgate.classify import Rules
+from andgate.run import Outcome, RunRequest, run_pytest
+
+STRICT_INI = "[pytest]\naddopts = --strict-config --strict-markers\nfilterwarnings =\n    error\n"
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def run(root: Path, request: RunRequest, tmp_path: Path):
+    return run_pytest(request, root, tmp_path / "scratch", timeout=120)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    write(
+        root,
+        {
+            "pytest.ini": STRICT_INI,
+            "tests/test_oracle.py": "def test_one():\n    assert True\n",
+            "tests/test_untrusted.py": "raise RuntimeError('untrusted module imported')\n",
+            "tests/props/test_prop.py": (
+                "import pytest\n\n@pytest.mark.parametrize('seed', [3, 5])\n"
+                "def test_p(seed):\n    assert seed\n\n"
+                "@pytest.mark.parametrize('seed', [])\ndef test_empty(seed):\n    pass\n"
+            ),
+        },
+    )
+    return root
+
+
+def test_plugin_is_inert_in_a_users_ordinary_run(project: Path):
+    (project / "tests" / "test_untrusted.py").unlink()
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-W", "error", "-p", "no:cacheprovider"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "andgate:" not in proc.stdout
+    assert not list(project.rglob("*.results.json"))
+
+
+def test_oracle_run_never_imports_files_outside_its_class(project: Path, tmp_path: Path):
+    rules = Rules(oracle_files=frozenset({"tests/test_oracle.py"}))
+    result = run(
+        project,
+        RunRequest("oracle", "oracle", rules, allow_files=("tests/test_oracle.py",)),
+        tmp_path,
+    )
+    assert result.error is None
+    assert result.collection_errors == ()
+    assert [i.facts.nodeid for i in result.selected("oracle")] == ["tests/test_oracle.py::test_one"]
+    assert result.outcome("tests/test_oracle.py::test_one") is Outcome.PASSED
+
+
+def test_deny_list_keeps_a_file_out_and_everything_else_is_classified(
+    project: Path, tmp_path: Path
+):
+    rules = Rules(oracle_files=frozenset({"tests/test_oracle.py"}))
+    result = run(
+        project,
+        RunRequest("untrusted", "untrusted", rules, deny_files=("tests/test_untrusted.py",)),
+        tmp_path,
+    )
+    assert result.collection_errors == ()
+    by_id = {i.facts.nodeid: i.cls for i in result.items}
+    assert by_id["tests/test_oracle.py::test_one"] == "oracle"
+    assert by_id["tests/props/test_prop.py::test_p[3]"] == "untrusted"
+    assert "tests/test_oracle.py::test_one" not in result.reports  # deselected, not run
+    assert result.outcome("tests/props/test_prop.py::test_p[3]") is Outcome.PASSED
+
+
+def test_seeds_recorded_only_for_items_that_ran(project: Path, tmp_path: Path):
+    files = frozenset({"tests/props/test_prop.py"})
+    rules = Rules(property_glob_files=files, property_files=files)
+    result = run(
+        project, RunRequest("property", "property", rules, allow_files=tuple(files)), tmp_path
+    )
+    assert result.seeds == {
+        "tests/props/test_prop.py::test_p[3]": (3,),
+        "tests/props/test_prop.py::test_p[5]": (5,),
+    }
+    empty = [i.facts.nodeid for i in result.items if "test_empty" in i.facts.nodeid]
+    assert len(empty) == 1
+    assert result.outcome(empty[0]) is Outcome.SKIPPED
+
+
+def test_node_ids_are_relative_to_the_repository_root(tmp_path: Path):
+    root = tmp_path / "proj"
+    write(
+        root, {"sub/pytest.ini": "[pytest]\n", "sub/tests/test_a.py": "def test_a():\n    pass\n"}
+    )
+    # rootdir is sub/ (its ini), but the gate's ids are always repository-relative
+    rules = Rules(oracle_files=frozenset({"sub/tests/test_a.py"}))
+    result = run_pytest(
+        RunRequest("oracle", "oracle", rules, allow_files=("sub/tests/test_a.py",)),
+        root,
+        tmp_path / "scratch",
+        timeout=120,
+    )
+    assert [i.facts.nodeid for i in result.items] == ["sub/tests/test_a.py::test_a"]
+    assert result.outcome("sub/tests/test_a.py::test_a") is Outcome.PASSED
+
+
+def test_outcomes_skip_xfail_xpass_error(tmp_path: Path):
+    root = tmp_path / "proj"
+    write(
+        root,
+        {
+            "tests/test_mix.py": (
+                "import pytest\n\n"
+                "def test_skip():\n    pytest.skip('no')\n\n"
+                "@pytest.mark.xfail(reason='known')\ndef test_xfail():\n    assert False\n\n"
+                "@pytest.mark.xfail(reason='known')\ndef test_xpass():\n    pass\n\n"
+                "@pytest.fixture\ndef broken():\n    raise RuntimeError('setup')\n\n"
+                "def test_error(broken):\n    pass\n\n"
+                "def test_fail():\n    assert 1 == 2\n"
+            )
+        },
+    )
+    rules = Rules()
+    result = run(root, RunRequest("untrusted", "untrusted", rules), tmp_path)
+    outcomes = {i.facts.name: result.outcome(i.facts.nodeid) for i in result.items}
+    assert outcomes == {
+        "test_skip": Outcome.SKIPPED,
+        "test_xfail": Outcome.XFAILED,
+        "test_xpass": Outcome.XPASSED,
+        "test_error": Outcome.ERROR,
+        "test_fail": Outcome.FAILED,
+    }
+    assert "assert 1 == 2" in result.message("tests/test_mix.py::test_fail")
+
+
+def test_hypothesis_seed_is_forced_and_recorded(tmp_path: Path):
+    pytest.importorskip("hypothesis")
+    root = tmp_path / "proj"
+    write(
+        root,
+        {
+            "pytest.ini": STRICT_INI,
+            "tests/test_h.py": (
+                "from hypothesis import given, strategies as st\n\n"
+                "@given(st.integers())\ndef test_h(x):\n    assert isinstance(x, int)\n"
+            ),
+        },
+    )
+    files = frozenset({"tests/test_h.py"})
+    rules = Rules(property_glob_files=files, property_files=files)
+    result = run(
+        root,
+        RunRequest("property", "property", rules, allow_files=tuple(files), hypothesis_seed=1234),
+        tmp_path,
+    )
+    assert result.error is None, result.error
+    assert result.seeds == {"tests/test_h.py::test_h": ("hypothesis:1234",)}
+    log = result.log.read_text()
+    assert "reproduce with --hypothesis-seed=1234" in log
+
+
+def test_a_change_cannot_shadow_the_plugin_with_a_top_level_package(project: Path, tmp_path: Path):
+    write(
+        project,
+        {
+            "andgate/__init__.py": "raise SystemExit('shadowed andgate imported')\n",
+            "andgate/plugin.py": "raise SystemExit('shadowed plugin imported')\n",
+        },
+    )
+    rules = Rules(oracle_files=frozenset({"tests/test_oracle.py"}))
+    result = run(
+        project,
+        RunRequest("oracle", "oracle", rules, allow_files=("tests/test_oracle.py",)),
+        tmp_path,
+    )
+    assert result.error is None, result.error
+    assert result.outcome("tests/test_oracle.py::test_one") is Outcome.PASSED
+
+
+def test_missing_results_is_an_error_never_a_pass(project: Path, tmp_path: Path):
+    write(project, {"pytest.ini": "[pytest]\naddopts = -p no:andgate\n"})
+    rules = Rules(oracle_files=frozenset({"tests/test_oracle.py"}))
+    result = run(
+        project,
+        RunRequest("oracle", "oracle", rules, allow_files=("tests/test_oracle.py",)),
+        tmp_path,
+    )
+    assert result.error is not None
+    assert result.outcome("tests/test_oracle.py::test_one") is Outcome.MISSING
