@@ -121,7 +121,7 @@ class RunResult:
 
 def pytest_argv(request: RunRequest, spec_path: Path, junit: Path | None) -> list[str]:
     argv = [sys.executable, "-P", "-c", BOOTSTRAP, f"--andgate-run={spec_path}"]
-    argv += ["-p", "no:cacheprovider", "-q", "-rfE", "--continue-on-collection-errors"]
+    argv += ["-p", "no:cacheprovider", "-rfE", "--continue-on-collection-errors"]
     if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         argv += ["-p", "andgate.plugin"]
     if request.collect_only:
