@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import io
 import os
 import signal
 import sys
@@ -202,7 +203,16 @@ def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
     raise Interrupted(f"received signal {signum}")
 
 
+def _tolerant_streams() -> None:
+    """A file name that is not UTF-8 reaches messages as lone surrogates
+    (git paths are decoded with surrogateescape): print it escaped, never die on it."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _tolerant_streams()
     args = build_parser().parse_args(argv)
     previous = signal.signal(signal.SIGTERM, _raise_interrupted)
     try:
