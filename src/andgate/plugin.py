@@ -158,8 +158,10 @@ class Recorder:
             line += f"; hypothesis seed {seed} (reproduce with --hypothesis-seed={seed})"
         return line
 
-    @pytest.hookimpl(trylast=True)
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        # First, so a plugin that fails later in this hook (pytest's junitxml
+        # cannot write a non-UTF-8 file name) cannot cost the gate its results.
         payload = {
             "schema": RESULTS_SCHEMA,
             "role": self.role,
