@@ -82,26 +82,27 @@ def _marker_ok(item: ItemFacts, markers: frozenset[str]) -> bool:
 
 
 def classify_item(item: ItemFacts, rules: Rules) -> tuple[TrustClass, str]:
-    """The item's class and a short reason, in the contract's order."""
+    """The item's class and a short reason, in the contract's order:
+    oracle, property, frozen_flake, untrusted."""
+    why = "no trust rule matches"
     if item.path in rules.oracle_files:
         if _marker_ok(item, rules.oracle_markers):
             return TrustClass.ORACLE, "file matches an oracle glob"
-        untrusted_why = "oracle file, but the item has no oracle marker"
-    elif item.path in rules.property_glob_files and _marker_ok(item, rules.property_markers):
-        if item.path in rules.property_files:
+        why = "oracle file, but the item has no oracle marker"
+    if item.path in rules.property_glob_files:
+        if not _marker_ok(item, rules.property_markers):
+            why = "property file, but the item has no property marker"
+        elif item.path in rules.property_files:
             return TrustClass.PROPERTY, "property file with an accepted invariant"
-        untrusted_why = "property file has no accepted invariant"
-    elif item.path in rules.property_glob_files:
-        untrusted_why = "property file, but the item has no property marker"
-    else:
-        untrusted_why = "no trust rule matches"
+        else:
+            why = "property file has no accepted invariant"
     if item.path in rules.flake_files:
         for freeze_id in rules.live_freezes:
             if freeze_matches(freeze_id, item):
                 return TrustClass.FROZEN_FLAKE, f"live freeze {freeze_id!r}"
         if item.markers & rules.flake_markers:
-            untrusted_why = "has a flake marker but no live freeze entry"
-    return TrustClass.UNTRUSTED, untrusted_why
+            why = "has a flake marker but no live freeze entry"
+    return TrustClass.UNTRUSTED, why
 
 
 # -- invariants ------------------------------------------------------------------------
