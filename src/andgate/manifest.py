@@ -22,7 +22,9 @@ REQUIRED = object()
 
 
 class StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses aliases (no billion-laughs) and duplicate keys."""
+    """SafeLoader that refuses aliases (no billion-laughs) and duplicate keys, and
+    reads a date-like scalar that is no real date (2026-13-01) as the string it is,
+    so quoted and unquoted dates meet the same validation."""
 
     def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
         if self.check_event(yaml.AliasEvent):
@@ -36,12 +38,25 @@ class StrictLoader(yaml.SafeLoader):
         seen = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
-            if isinstance(key, str) and key in seen:
+            try:
+                hash(key)
+            except TypeError:
+                continue  # the base class reports an unhashable key
+            if key in seen:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"duplicate key {key!r}", key_node.start_mark
                 )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_timestamp(self, node):  # type: ignore[no-untyped-def]
+        try:
+            return super().construct_yaml_timestamp(node)
+        except ValueError:
+            return self.construct_scalar(node)
+
+
+StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", StrictLoader.construct_yaml_timestamp)
 
 
 def load_yaml(text: bytes | str, source: str, error: type[Exception]) -> Any:
@@ -56,7 +71,15 @@ def load_yaml(text: bytes | str, source: str, error: type[Exception]) -> Any:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context = getattr(exc, "context", None)
+        if context:
+            problem = f"{context}, {problem}"  # "expected a single document in the stream, ..."
         raise error(f"{source}: invalid YAML{where}: {problem}; fix the syntax") from exc
+    except RecursionError as exc:
+        raise error(f"{source}: invalid YAML: nested too deeply; flatten it") from exc
+    except (ValueError, TypeError, OverflowError) as exc:
+        # PyYAML's constructors raise these for values such as `!!int x`.
+        raise error(f"{source}: invalid YAML: {exc}; fix the value") from exc
 
 
 # -- schema as data -------------------------------------------------------------
@@ -82,7 +105,7 @@ def _positive_int(value: Any, source: str, field: str) -> int:
 
 
 def _version(value: Any, source: str, field: str) -> int:
-    if value != 1 or isinstance(value, bool):
+    if type(value) is not int or value != 1:
         raise ManifestError(
             f"{source}: {field} must be 1 (the only manifest version), got {value!r}"
         )
