@@ -81,7 +81,7 @@ def parse_freezes(text: bytes | str | None, source: str, max_days: int) -> Freez
         entries = _entries(data, source)
     except FreezeFileError as exc:
         return FreezeSet(source, invalid=(FreezeProblem(None, None, str(exc)),))
-    ids = Counter(e.get("id") for e in entries if isinstance(e, Mapping))
+    ids = Counter(_id_of(e) for e in entries)
     valid, invalid = [], []
     for index, entry in enumerate(entries):
         result = _validate_entry(entry, index, source, max_days, ids)
@@ -105,8 +105,19 @@ def _entries(data: Any, source: str) -> list[Any]:
     return entries
 
 
+def _id_of(entry: Any) -> str | None:
+    """The id as it is matched (stripped); None for anything but a string."""
+    ident = entry.get("id") if isinstance(entry, Mapping) else None
+    return ident.strip() if isinstance(ident, str) else None
+
+
+def _shown(value: Any) -> str:
+    """A field value as the user wrote it: `2026-12-01 10:00:00`, not `datetime(...)`."""
+    return repr(value.isoformat(" ")) if isinstance(value, dt.datetime) else repr(value)
+
+
 def _validate_entry(
-    entry: Any, index: int, source: str, max_days: int, ids: Counter[Any]
+    entry: Any, index: int, source: str, max_days: int, ids: Counter[str | None]
 ) -> Freeze | FreezeProblem:
     where = f"{source}: freezes[{index}]"
     if not isinstance(entry, Mapping):
@@ -125,12 +136,14 @@ def _validate_entry(
         value = entry.get(field)
         if not isinstance(value, str) or not value.strip():
             return bad(f"{field} is missing or empty; add a non-empty string")
-    if ids[entry["id"]] > 1:
+    if ids[entry["id"].strip()] > 1:
         return bad("duplicate id; each test may be frozen by one entry only")
     first_seen, expires = parse_date(entry.get("first_seen")), parse_date(entry.get("expires"))
     for field, value in (("first_seen", first_seen), ("expires", expires)):
+        if field not in entry:
+            return bad(f"{field} is missing; add it as YYYY-MM-DD")
         if value is None:
-            return bad(f"{field} {entry.get(field)!r} is not a date; write it as YYYY-MM-DD")
+            return bad(f"{field} {_shown(entry.get(field))} is not a date; write it as YYYY-MM-DD")
     assert first_seen is not None and expires is not None
     span = (expires - first_seen).days
     if span < 0:
