@@ -35,12 +35,12 @@ def parse_lock(text: bytes | None, source: str) -> Lock:
         return Lock({}, (missing,), exists=False)
     entries: dict[str, str] = {}
     problems = []
-    try:
-        lines = text.decode("utf-8").splitlines()
-    except UnicodeDecodeError:
-        return Lock({}, (f"{source}: not UTF-8 text; regenerate it with `andgate lock update`",))
+    # Paths are bytes, as `sha256sum` writes them: surrogateescape matches the
+    # way git paths are decoded, so a non-UTF-8 file name can be locked too.
+    # Split on \n only: a file name may hold any other control character.
+    lines = text.decode("utf-8", "surrogateescape").split("\n")
     for number, line in enumerate(lines, 1):
-        line = line.rstrip("\r")
+        line = line.removesuffix("\r")
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         match = LINE.match(line)
@@ -50,7 +50,10 @@ def parse_lock(text: bytes | None, source: str) -> Lock:
                 "regenerate it with `andgate lock update`"
             )
         elif match["path"] in entries:
-            problems.append(f"{source}:{number}: {match['path']} is listed twice")
+            problems.append(
+                f"{source}:{number}: {match['path']} is listed twice; "
+                "regenerate it with `andgate lock update`"
+            )
         else:
             entries[match["path"]] = match["sha"].lower()
     return Lock(entries, tuple(problems))
