@@ -8,6 +8,7 @@ item is the proof, so there is no need to run the rest.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,6 +18,43 @@ from andgate.verdict import ReplayFacts
 from andgate.worktree import WorktreePool
 
 BITES = {Outcome.FAILED, Outcome.ERROR}
+DIFF_HEADER = re.compile(rb"^diff --git a/.* b/(?P<path>.*)$")
+# A symbolic link (mode 120000) created, re-targeted or re-moded by the patch.
+SYMLINK_LINE = re.compile(rb"^(?:new file mode|new mode) 120000\s*$|^index \S+ 120000\s*$")
+
+
+def refusal(patch: bytes) -> str | None:
+    """Why a fixture is refused before `git apply` sees it, or None.
+
+    `git apply` refuses paths outside the worktree and inside `.git`, but it
+    happily creates a symbolic link pointing anywhere, which a later process
+    would follow out of the worktree. A known-bad fixture reintroduces a bug in
+    regular files; it has no reason to touch a link.
+    """
+    if not patch.strip():
+        return "the fixture is empty; regenerate it with git diff"
+    path = b"?"
+    for line in patch.splitlines():
+        header = DIFF_HEADER.match(line)
+        if header:
+            path = header["path"]
+        elif SYMLINK_LINE.match(line):
+            name = path.decode("utf-8", "backslashreplace").rstrip()
+            return (
+                f"the fixture makes {name} a symbolic link; known-bad fixtures may edit "
+                "regular files only"
+            )
+    return None
+
+
+def _explain(problem: str) -> str:
+    """git's complaint, with a fix where git's own hint would mislead."""
+    problem = problem.removeprefix("error: ")
+    if "No valid patches in input" in problem:
+        return "not a patch (git apply found no diff in it); regenerate it with git diff"
+    if problem.startswith("invalid path"):
+        return f"{problem}: a fixture may edit files inside the repository only"
+    return f"{problem}; regenerate the fixture against the current code"
 
 
 def replay_fixture(
@@ -29,14 +67,15 @@ def replay_fixture(
     scratch: Path,
     timeout: float,
 ) -> ReplayFacts:
+    refused = refusal(fixture.patch)
+    if refused is not None:
+        return ReplayFacts(fixture.name, applied=False, problem=refused)
     patch = scratch / f"known-bad-{index}.patch"
     patch.write_bytes(fixture.patch)
-    if not fixture.patch.strip():
-        return ReplayFacts(fixture.name, applied=False, problem="the fixture is empty")
     with pool.lease(commit) as worktree:
         problem = worktree.apply_patch(patch)
         if problem is not None:
-            return ReplayFacts(fixture.name, applied=False, problem=problem)
+            return ReplayFacts(fixture.name, applied=False, problem=_explain(problem))
         request = replace(
             oracle_request, label=f"known-bad {index}", exitfirst=True, junit_name=None
         )
