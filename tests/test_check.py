@@ -531,3 +531,18 @@ def test_jobs_do_not_change_the_verdict(sample, jobs):
     head = sample.change(lambda r: r.write({"tests/test_agent.py": AGENT_SLUG_TEST}))
     run = sample.gate(head, jobs=jobs)
     assert run.codes == ["UNTRUSTED_FAILED"]
+
+
+def test_an_internal_crash_is_gate_error_with_artifacts_and_traceback(sample, monkeypatch):
+    import andgate.check
+
+    def explode(*args, **kwargs):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(andgate.check, "make_plan", explode)
+    run = sample.gate(sample.change(honest_fix))
+    assert run.codes == ["GATE_ERROR"]
+    assert run.details("GATE_ERROR") == ["internal error: ZeroDivisionError: boom"]
+    assert run.verdict.exit_code == 2
+    assert "ZeroDivisionError" in (run.artifacts / "logs" / "gate_error.log").read_text()
+    assert sample.repo.run("worktree", "list").count("\n") == 0
