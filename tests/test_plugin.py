@@ -204,3 +204,19 @@ def test_missing_results_is_an_error_never_a_pass(project: Path, tmp_path: Path)
     )
     assert result.error is not None
     assert result.outcome("tests/test_oracle.py::test_one") is Outcome.MISSING
+
+
+def test_the_plugin_imports_only_pytest_and_the_standard_library():
+    code = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "import andgate.plugin\n"
+        "new = {m.split('.')[0] for m in set(sys.modules) - before}\n"
+        "allowed = set(sys.stdlib_module_names) | {'andgate', 'pytest', '_pytest', 'pluggy',\n"
+        "    'iniconfig', 'packaging', 'py', 'exceptiongroup', 'tomli', 'pygments', 'colorama'}\n"
+        "print(sorted(m for m in new if m not in allowed and not m.startswith('_')))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert proc.stdout.strip() == "[]"
