@@ -370,6 +370,7 @@ def _property_phase(
         plan.property_files,
         required=manifest.require_property_class,
         every_candidate_counts=not manifest.property.markers,
+        empty_because=config.invariants_problem(f" (at {plan.base[:12]})") or "",
     )
     _collect_artifacts_from_scratch(rec, scratch)
 

@@ -35,6 +35,18 @@ class BaseConfig:
     def live_freeze_ids(self, today: dt.date) -> tuple[str, ...]:
         return tuple(f.id for f in self.freezes.live(today))
 
+    def invariants_problem(self, at: str = "") -> str | None:
+        """Why no property file can be trusted, when the invariants file is the cause."""
+        prop = self.manifest.property
+        fix = "one '- <invariant>' line per invariant a human accepted"
+        if not prop.require_accepted_invariant:
+            return None
+        if not self.invariants_found:
+            return f"{prop.invariants_file}{at} is missing; add it with {fix}"
+        if not self.accepted:
+            return f"{prop.invariants_file}{at} lists no invariant; add {fix}"
+        return None
+
 
 def load_manifest_at(git: Git, commit: str, path: str) -> Manifest:
     source = f"{path} (at {commit[:12]})"

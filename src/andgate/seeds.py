@@ -26,11 +26,13 @@ def property_facts(
     *,
     required: bool,
     every_candidate_counts: bool,
+    empty_because: str = "",
 ) -> PropertyFacts:
     """`every_candidate_counts`: without property markers every accepted file is a
-    property file, even one whose items all vanished."""
+    property file, even one whose items all vanished. `empty_because` says why the
+    class may be empty (a missing invariants file), for the NO_PROPERTY message."""
     if result is None:
-        return PropertyFacts(required=required)
+        return PropertyFacts(required=required, empty_because=empty_because)
     files: dict[str, list[str]] = {}
     if every_candidate_counts:
         files = {path: [] for path in candidate_files}
@@ -49,6 +51,7 @@ def property_facts(
         files={path: tuple(ids) for path, ids in files.items()},
         seeds={n: tuple(s) for n, s in result.seeds.items() if n in wanted},
         required=required,
+        empty_because=empty_because,
     )
 
 

@@ -132,6 +132,7 @@ class PropertyFacts(ClassFacts):
     files: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     seeds: Mapping[str, tuple[object, ...]] = field(default_factory=dict)
     required: bool = True
+    empty_because: str = ""  # e.g. the invariants file is missing
 
 
 @dataclass(frozen=True)
@@ -269,13 +270,10 @@ def property_findings(facts: PropertyFacts) -> list[Finding]:
     if facts.error:
         return found
     if not facts.results and not facts.files and facts.required:
-        found.append(
-            _f(
-                Reason.NO_PROPERTY,
-                "the property class is empty (require_property_class is true)",
-                Bit.PROPERTY,
-            )
-        )
+        detail = "the property class is empty (require_property_class is true)"
+        if facts.empty_because:
+            detail += f": {facts.empty_because}"
+        found.append(_f(Reason.NO_PROPERTY, detail, Bit.PROPERTY))
     for path, nodeids in sorted(facts.files.items()):
         if not any(facts.seeds.get(n) for n in nodeids):
             found.append(
