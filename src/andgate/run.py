@@ -26,9 +26,16 @@ from typing import Any
 from andgate.classify import ItemFacts, Rules
 from andgate.git import clean_env
 
+# The bootstrap's own exit code when pytest (or andgate) cannot be imported in
+# the environment the tests run with: a clear message, not a wall of traceback.
+EXIT_CANNOT_IMPORT = 121
 BOOTSTRAP = (
     "import os, sys\n"
-    "import andgate.plugin, pytest\n"
+    "try:\n"
+    "    import andgate.plugin, pytest\n"
+    "except ImportError as exc:\n"
+    "    print('andgate-bootstrap:', exc, file=sys.stderr)\n"
+    f"    raise SystemExit({EXIT_CANNOT_IMPORT})\n"
     "sys.path.insert(0, os.getcwd())\n"
     "raise SystemExit(pytest.main(sys.argv[1:]))\n"
 )
@@ -216,6 +223,15 @@ def read_results(
 ) -> RunResult:
     """Parse the plugin's results file; anything malformed is an error, never a pass."""
     base = {"label": label, "exit_code": code, "seconds": seconds, "log": log, "junit": junit}
+    if code == EXIT_CANNOT_IMPORT and not results.exists():
+        return RunResult(
+            **base,
+            error=(
+                f"the {label} pytest process could not start: {_bootstrap_problem(log)} "
+                f"(python {sys.executable}); install pytest in the environment andgate "
+                "runs tests with"
+            ),
+        )
     if code in (EXIT_INTERNAL_ERROR, EXIT_USAGE_ERROR):
         kind = "an internal error" if code == EXIT_INTERNAL_ERROR else "a usage error"
         return RunResult(
@@ -245,6 +261,14 @@ def _parse_payload(payload: dict[str, Any], base: dict[str, Any]) -> RunResult:
     seeds = {str(k): tuple(v) for k, v in payload["seeds"].items()}
     errors = tuple((str(e["nodeid"]), str(e["message"])) for e in payload["collection_errors"])
     return RunResult(**base, items=items, reports=reports, seeds=seeds, collection_errors=errors)
+
+
+def _bootstrap_problem(log: Path) -> str:
+    with contextlib.suppress(OSError):
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("andgate-bootstrap: "):
+                return line.removeprefix("andgate-bootstrap: ").strip()
+    return "pytest is not importable"
 
 
 def _log_tail(log: Path, lines: int = 3) -> str:
