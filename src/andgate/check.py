@@ -118,13 +118,28 @@ def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
         files=rec.files,
         traceback=rec.traceback,
     )
-    return verdict, write_artifacts(_artifacts_dir(opts, rec), ctx)
+    folder = _artifacts_dir(opts, rec)
+    try:
+        return verdict, write_artifacts(folder, ctx)
+    except OSError as exc:
+        # No verdict file means no allow: the CLI prints this line and exits 2.
+        raise AndgateError(
+            f"{folder}: cannot write the artifacts ({exc.strerror or exc}); "
+            "pass --artifacts DIR naming a writable folder"
+        ) from exc
 
 
 def _artifacts_dir(opts: CheckOptions, rec: Recorded) -> Path:
     if opts.artifacts is not None:
         return opts.artifacts
-    return (rec.repo or opts.repo) / "artifacts"
+    repo = rec.repo or opts.repo
+    if not repo.is_dir():
+        # Never create a folder the user mistyped just to put artifacts in it.
+        raise AndgateError(
+            f"{repo}: no such directory, so no artifacts were written; "
+            "pass --repo DIR naming a git checkout"
+        )
+    return repo / "artifacts"
 
 
 def _gate(opts: CheckOptions, rec: Recorded) -> None:
