@@ -16,10 +16,9 @@ import datetime as dt
 import os
 import traceback
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from andgate import locks
 from andgate.authorship import sort_changes, valid_approvers
@@ -32,7 +31,7 @@ from andgate.paths import is_pytest_config_name, is_under, matches, pytest_confi
 from andgate.plan import Plan, make_plan
 from andgate.replay import replay_fixture
 from andgate.report import Artifacts, ReportContext, write_artifacts
-from andgate.run import DEFAULT_TIMEOUT, RunRequest, RunResult, kill_all_running, run_pytest
+from andgate.run import DEFAULT_TIMEOUT, RunRequest, RunResult, run_parallel, run_pytest
 from andgate.seeds import default_hypothesis_seed, property_facts
 from andgate.verdict import (
     ClassFacts,
@@ -48,8 +47,6 @@ from andgate.verdict import (
     decide,
 )
 from andgate.worktree import WorktreePool, scratch_dir, worktree_pool
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -278,21 +275,6 @@ def _lock_facts(git: Git, base: str, head: str, config: BaseConfig, *, approved:
 # -- phases ------------------------------------------------------------------------------
 
 
-def _parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
-    """Run tasks on up to `jobs` threads; on Ctrl-C, kill every pytest process first."""
-    if jobs <= 1 or len(tasks) <= 1:
-        return [task() for task in tasks]
-    executor = ThreadPoolExecutor(max_workers=min(jobs, len(tasks)))
-    try:
-        futures = [executor.submit(task) for task in tasks]
-        return [f.result() for f in futures]
-    except BaseException:
-        kill_all_running()
-        raise
-    finally:
-        executor.shutdown(wait=True, cancel_futures=True)
-
-
 def _oracle_phase(
     plan: Plan,
     config: BaseConfig,
@@ -348,7 +330,7 @@ def _oracle_phase(
                 )
             )
         )
-    _parallel(tasks, opts.jobs)
+    run_parallel(tasks, opts.jobs)
     rec.facts["oracle"] = _oracle_facts(rec, approved=approved)
     order = {f.name: i for i, f in enumerate(config.known_bad)}
     rec.replays.sort(key=lambda r: order.get(r.name, 0))
@@ -427,7 +409,7 @@ def _untrusted_phase(
                 ),
             )
         )
-    _parallel(tasks, opts.jobs)
+    run_parallel(tasks, opts.jobs)
     untrusted = rec.runs["untrusted"]
     rec.facts["untrusted"] = _class_facts(untrusted, "untrusted")
     flake = rec.runs.get("flake")

@@ -18,13 +18,17 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from andgate.classify import ItemFacts, Rules
 from andgate.git import clean_env
+from andgate.worktree import deferred_signals
+
+T = TypeVar("T")
 
 # The bootstrap's own exit code when pytest (or andgate) cannot be imported in
 # the environment the tests run with: a clear message, not a wall of traceback.
@@ -171,6 +175,9 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
 
 _RUNNING: set[subprocess.Popen[bytes]] = set()
 _RUNNING_LOCK = threading.Lock()
+# Set while run_parallel unwinds: a worker between its `git checkout` and
+# starting pytest must not start a process the interrupt already missed.
+_STOPPING = threading.Event()
 
 
 def kill_all_running() -> None:
@@ -179,6 +186,30 @@ def kill_all_running() -> None:
         running = list(_RUNNING)
     for proc in running:
         _kill_group(proc)
+
+
+def run_parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
+    """Run tasks on up to `jobs` threads, results in task order.
+
+    On Ctrl-C, SIGTERM or an error, every pytest process is killed, workers
+    start no new one, and this returns (raises) only once every worker has
+    finished, with further signals held meanwhile: the caller may then remove
+    the worktrees they used.
+    """
+    if jobs <= 1 or len(tasks) <= 1:
+        return [task() for task in tasks]
+    executor = ThreadPoolExecutor(max_workers=min(jobs, len(tasks)))
+    try:
+        futures = [executor.submit(task) for task in tasks]
+        return [f.result() for f in futures]
+    except BaseException:
+        _STOPPING.set()
+        kill_all_running()
+        raise
+    finally:
+        with deferred_signals():
+            executor.shutdown(wait=True, cancel_futures=True)
+            _STOPPING.clear()
 
 
 def _run_in_own_session(argv: list[str], cwd: Path, log: Path, timeout: float) -> tuple[int, bool]:
@@ -199,7 +230,10 @@ def _run_in_own_session(argv: list[str], cwd: Path, log: Path, timeout: float) -
         )
         with _RUNNING_LOCK:
             _RUNNING.add(proc)
+            stopping = _STOPPING.is_set()
         try:
+            if stopping:
+                _signal_group(proc)
             code = proc.wait(timeout=timeout)
             timed_out = False
         except subprocess.TimeoutExpired:
@@ -213,9 +247,13 @@ def _run_in_own_session(argv: list[str], cwd: Path, log: Path, timeout: float) -
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """Kill the process and anything it left running (daemons forked by tests)."""
+    _signal_group(proc)
+    proc.wait()
+
+
+def _signal_group(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
 
 
 def read_results(

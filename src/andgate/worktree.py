@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import queue
 import shutil
+import signal
 import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from types import FrameType
 
 from andgate.errors import GitError
 from andgate.git import Git
@@ -89,13 +91,44 @@ class WorktreePool:
 
 
 @contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block ends, then deliver the first one.
+
+    Cleanup must not be cut short by the second Ctrl-C of an impatient user.
+    Python runs signal handlers only in the main thread, so elsewhere (and for
+    a handler not installed from Python) this holds nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        held.append(signum)
+
+    previous = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(signum)
+        if handler is not None:
+            previous[signum] = signal.signal(signum, hold)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if held:
+            signal.raise_signal(held[0])
+
+
+@contextmanager
 def scratch_dir(prefix: str = "andgate-") -> Iterator[Path]:
     """A private temporary folder outside the repository, removed on exit."""
     path = Path(tempfile.mkdtemp(prefix=prefix))
     try:
         yield path
     finally:
-        shutil.rmtree(path, ignore_errors=True)
+        with deferred_signals():
+            shutil.rmtree(path, ignore_errors=True)
 
 
 @contextmanager
@@ -104,4 +137,5 @@ def worktree_pool(git: Git, root: Path) -> Iterator[WorktreePool]:
     try:
         yield pool
     finally:
-        pool.close()
+        with deferred_signals():
+            pool.close()
