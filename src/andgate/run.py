@@ -4,7 +4,9 @@ The process is started through a tiny bootstrap that imports the installed
 andgate plugin and pytest *before* the worktree goes on `sys.path`, so a change
 cannot shadow them with a top-level `andgate/` or `pytest.py` of its own. Each
 process runs in its own session (process group) and everything left in that
-group is killed when it ends or times out.
+group is killed when it ends or times out; so is every process, in any session,
+that still carries the run's token in its environment (a test's server started
+with `setsid` or a double fork), where /proc exists.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import contextlib
 import enum
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -44,6 +47,7 @@ BOOTSTRAP = (
     "raise SystemExit(pytest.main(sys.argv[1:]))\n"
 )
 DEFAULT_TIMEOUT = 1800.0
+TOKEN_VAR = "ANDGATE_RUN_TOKEN"
 # pytest exit codes (pytest.ExitCode), kept numeric so results files stay plain JSON.
 EXIT_INTERNAL_ERROR, EXIT_USAGE_ERROR, EXIT_NO_TESTS = 3, 4, 5
 
@@ -173,7 +177,7 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
     return read_results(request.label, code, seconds, results, log, junit)
 
 
-_RUNNING: set[subprocess.Popen[bytes]] = set()
+_RUNNING: dict[subprocess.Popen[bytes], str] = {}
 _RUNNING_LOCK = threading.Lock()
 # Set while run_parallel unwinds: a worker between its `git checkout` and
 # starting pytest must not start a process the interrupt already missed.
@@ -183,9 +187,9 @@ _STOPPING = threading.Event()
 def kill_all_running() -> None:
     """Kill every pytest process the gate started (Ctrl-C, SIGTERM, gate error)."""
     with _RUNNING_LOCK:
-        running = list(_RUNNING)
-    for proc in running:
-        _kill_group(proc)
+        running = list(_RUNNING.items())
+    for proc, token in running:
+        _kill_group(proc, token)
 
 
 def run_parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
@@ -213,7 +217,8 @@ def run_parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
 
 
 def _run_in_own_session(argv: list[str], cwd: Path, log: Path, timeout: float) -> tuple[int, bool]:
-    env = clean_env()
+    token = secrets.token_hex(8)
+    env = clean_env({TOKEN_VAR: token})
     env.pop("LC_ALL", None)
     # Bytecode caches only save work (pytest's rewritten-assert caches above
     # all): without them every process re-compiles the test suite and plugins.
@@ -229,7 +234,7 @@ def _run_in_own_session(argv: list[str], cwd: Path, log: Path, timeout: float) -
             start_new_session=True,
         )
         with _RUNNING_LOCK:
-            _RUNNING.add(proc)
+            _RUNNING[proc] = token
             stopping = _STOPPING.is_set()
         try:
             if stopping:
@@ -239,21 +244,55 @@ def _run_in_own_session(argv: list[str], cwd: Path, log: Path, timeout: float) -
         except subprocess.TimeoutExpired:
             code, timed_out = -1, True
         finally:
-            _kill_group(proc)
+            _kill_group(proc, token)
             with _RUNNING_LOCK:
-                _RUNNING.discard(proc)
+                _RUNNING.pop(proc, None)
     return code, timed_out
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill_group(proc: subprocess.Popen[bytes], token: str) -> None:
     """Kill the process and anything it left running (daemons forked by tests)."""
     _signal_group(proc)
     proc.wait()
+    kill_escaped(token)
 
 
 def _signal_group(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+def kill_escaped(token: str, proc_root: Path = Path("/proc")) -> int:
+    """Kill processes that left the run's session but kept its token in their
+    environment; returns how many. Repeated until none is found, because a
+    daemon may fork again while we look. Without /proc this is a no-op, and a
+    process that re-executes itself with a scrubbed environment escapes it."""
+    needle = f"{TOKEN_VAR}={token}".encode()
+    killed = 0
+    for _ in range(20):
+        found = [pid for pid in _pids(proc_root) if needle in _environ(proc_root, pid)]
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        killed += len(found)
+        if not found:
+            break
+    return killed
+
+
+def _pids(proc_root: Path) -> list[int]:
+    try:
+        return [int(e.name) for e in os.scandir(proc_root) if e.name.isdigit()]
+    except OSError:
+        return []
+
+
+def _environ(proc_root: Path, pid: int) -> list[bytes]:
+    try:
+        with open(proc_root / str(pid) / "environ", "rb") as fh:
+            return fh.read().split(b"\0")
+    except OSError:
+        return []
 
 
 def read_results(
