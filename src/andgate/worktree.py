@@ -12,6 +12,7 @@ from __future__ import annotations
 import queue
 import shutil
 import signal
+import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -28,23 +29,37 @@ class Worktree:
         self.git = git
         self.path = path
         self.created = False
+        self.admin_dir: str | None = None
 
     def checkout(self, commit: str) -> None:
         """Make the worktree exactly `commit`: tracked files reset, untracked removed.
 
         `__pycache__` survives (sources changing invalidates it), which keeps
-        repeated runs in one worktree fast.
+        repeated runs in one worktree fast. A worktree is reused only by a
+        later phase that is no more trusted than the one before it.
         """
         if not self.created:
             self.created = True
             self.git.run("worktree", "add", "--detach", "--force", str(self.path), commit)
+            self.admin_dir = self._read_admin_dir()
             return
-        self.git.run("checkout", "--quiet", "--force", "--detach", commit, cwd=self.path)
-        self.git.run("clean", "-ffdqx", "-e", "__pycache__", cwd=self.path)
+        self._git("checkout", "--quiet", "--force", "--detach", commit)
+        self._git("clean", "-ffdqx", "-e", "__pycache__")
+
+    def _read_admin_dir(self) -> str:
+        text = (self.path / ".git").read_text(encoding="utf-8")
+        return str((self.path / text.removeprefix("gitdir:").strip()).resolve())
+
+    def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+        """git in this worktree, located by explicit GIT_DIR/GIT_WORK_TREE rather
+        than its `.git` file: a test that ran here may have deleted that file (git
+        would then find an enclosing repository) or pointed it at the user's."""
+        env = {"GIT_DIR": self.admin_dir or "", "GIT_WORK_TREE": str(self.path)}
+        return self.git.run(*args, cwd=self.path, env=env, check=check)
 
     def apply_patch(self, patch: Path) -> str | None:
         """`git apply` a patch; return git's complaint when it does not apply."""
-        proc = self.git.run("apply", "--whitespace=nowarn", str(patch), cwd=self.path, check=False)
+        proc = self._git("apply", "--whitespace=nowarn", str(patch), check=False)
         if proc.returncode == 0:
             return None
         stderr = proc.stderr.decode("utf-8", "replace").strip().splitlines()
