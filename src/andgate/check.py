@@ -445,15 +445,17 @@ def _oracle_facts(rec: Recorded, *, approved: bool) -> OracleFacts:
     collected = {r.nodeid for r in facts.results}
     missing: tuple[str, ...] = ()
     errors = facts.collection_errors
+    error = facts.error
     if base is not None:
         if base.error:
-            errors += (f"base oracle collection failed: {base.error}",)
+            # A timeout or crash, not a collection error: the gate could not run.
+            error = "; ".join(e for e in (error, base.error) if e)
         errors += tuple(f"on base: {e}" for e in _collection_errors(base))
         if not approved:
             pinned = [i.facts.nodeid for i in base.selected("oracle")]
             missing = tuple(n for n in pinned if n not in collected)
     return OracleFacts(
-        results=facts.results, collection_errors=errors, error=facts.error, pinned_missing=missing
+        results=facts.results, collection_errors=errors, error=error, pinned_missing=missing
     )
 
 
