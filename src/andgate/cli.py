@@ -147,7 +147,151 @@ def build_parser() -> argparse.ArgumentParser:
         "expected.",
     )
     demo.add_argument("--keep", action="store_true", help="keep the sample repository")
+    _add_classify(sub)
+    _add_replay_known_bad(sub)
+    _add_lock(sub)
+    _add_freeze(sub)
+    _add_init(sub)
     return parser
+
+
+# -- the maintainer's commands (contract section 3) ---------------------------------------
+
+
+def _add_manifest(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--manifest",
+        default=DEFAULT_MANIFEST,
+        metavar="PATH",
+        help=f"trust manifest path in the repository (default: {DEFAULT_MANIFEST})",
+    )
+
+
+def _add_today(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--today",
+        type=_date,
+        default=None,
+        metavar="YYYY-MM-DD",
+        help="the date freezes are judged against (default: today)",
+    )
+
+
+def _add_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=DEFAULT_TIMEOUT,
+        metavar="S",
+        help=f"limit for each pytest process in seconds (default: {DEFAULT_TIMEOUT:.0f})",
+    )
+
+
+def _add_classify(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "classify",
+        help="print the trust inventory of HEAD",
+        description="Collect the tests of the committed HEAD in a temporary worktree and "
+        "classify them with HEAD's trust config; for untrusted items, say why. Exit 0 "
+        "ok, 2 expired freeze, 3 no oracle item, 4 invalid manifest or freeze file.",
+    )
+    _add_repo(parser)
+    _add_manifest(parser)
+    _add_today(parser)
+    _add_timeout(parser)
+    parser.add_argument("--json", action="store_true", help="print the inventory as JSON")
+
+
+def _add_replay_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "replay-known-bad",
+        help="check that every known-bad fixture makes an oracle test fail on HEAD",
+        description="Apply each known-bad fixture to HEAD in its own temporary worktree "
+        "and run the oracle class (the working tree is never touched). Exit 0 every "
+        "fixture bit, 1 one stayed green or did not apply, 3 no fixtures.",
+    )
+    _add_repo(parser)
+    _add_manifest(parser)
+    parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="pytest processes to run at once (default: number of CPUs)",
+    )
+    _add_timeout(parser)
+
+
+def _add_lock(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "lock",
+        help="verify or rewrite the fixture lock",
+        description="The fixture lock pins the sha256 of every file under fixtures_dir "
+        "(sha256sum format). Both commands use the working tree. Exit 0 match, 1 mismatch.",
+    )
+    actions = parser.add_subparsers(dest="lock_command", metavar="ACTION", required=True)
+    for name, text in (
+        ("verify", "list fixture files added, removed or changed since the lock"),
+        ("update", "rewrite the lock from the fixture files (sorted, deterministic)"),
+    ):
+        action = actions.add_parser(name, help=text, description=f"{text[0].upper()}{text[1:]}.")
+        _add_repo(action)
+        _add_manifest(action)
+
+
+def _add_freeze(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "freeze",
+        help="list, add or prune frozen flaky tests",
+        description="Manage the freeze file in the working tree, keeping its comments "
+        "and order. Exit 0 done, 2 bad input.",
+    )
+    actions = parser.add_subparsers(dest="freeze_command", metavar="ACTION", required=True)
+    listing = actions.add_parser(
+        "list",
+        help="show each freeze with its days left",
+        description="Show each freeze "
+        "with its owner, expiry and days left; expired ones are marked.",
+    )
+    add = actions.add_parser(
+        "add",
+        help="freeze a flaky test",
+        description="Append a freeze entry (first_seen today). Refused when longer than "
+        "max_freeze_days, or when ID matches no test collected at HEAD, or matches an "
+        "oracle or property item.",
+    )
+    add.add_argument("id", metavar="ID", help="node id, file path, file stem or function name")
+    add.add_argument("--reason", required=True, help="why the test is frozen")
+    add.add_argument("--owner", required=True, help="who fixes it before it expires")
+    add.add_argument(
+        "--days",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="how long the freeze lasts (default and limit: max_freeze_days)",
+    )
+    _add_timeout(add)
+    prune = actions.add_parser(
+        "prune",
+        help="remove expired freezes",
+        description="Remove expired freeze entries (expires <= today) and print what was removed.",
+    )
+    for action in (listing, add, prune):
+        _add_repo(action)
+        _add_manifest(action)
+        _add_today(action)
+
+
+def _add_init(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "init",
+        help="scaffold the trust files in an existing repository",
+        description="Write the manifest, oracle and known-bad folders, INVARIANTS.md, the "
+        "freeze file and an empty lock; suggest globs for existing test folders and "
+        "markers. Never overwrites a file. Exit 0 done, 2 could not write.",
+    )
+    _add_repo(parser)
+    _add_manifest(parser)
 
 
 def _approvals(cli_names: Sequence[str]) -> tuple[str, ...]:
@@ -196,7 +340,61 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(keep=args.keep)
 
 
-COMMANDS = {"check": cmd_check, "demo": cmd_demo}
+def cmd_classify(args: argparse.Namespace) -> int:
+    from andgate.commands.classify import run_classify
+
+    return run_classify(
+        args.repo,
+        manifest=args.manifest,
+        today=args.today or dt.date.today(),
+        as_json=args.json,
+        timeout=args.timeout,
+    )
+
+
+def cmd_replay_known_bad(args: argparse.Namespace) -> int:
+    from andgate.commands.replay_known_bad import run_replay_known_bad
+
+    return run_replay_known_bad(
+        args.repo, manifest=args.manifest, jobs=args.jobs, timeout=args.timeout
+    )
+
+
+def cmd_lock(args: argparse.Namespace) -> int:
+    from andgate.commands.lock import run_lock_update, run_lock_verify
+
+    run = run_lock_verify if args.lock_command == "verify" else run_lock_update
+    return run(args.repo, manifest=args.manifest)
+
+
+def cmd_freeze(args: argparse.Namespace) -> int:
+    from andgate.commands import freeze
+
+    today = args.today or dt.date.today()
+    if args.freeze_command == "add":
+        new = freeze.NewFreeze(args.id, args.reason, args.owner, args.days)
+        return freeze.run_freeze_add(
+            args.repo, new, manifest=args.manifest, today=today, timeout=args.timeout
+        )
+    run = freeze.run_freeze_list if args.freeze_command == "list" else freeze.run_freeze_prune
+    return run(args.repo, manifest=args.manifest, today=today)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from andgate.commands.init import run_init
+
+    return run_init(args.repo, manifest=args.manifest)
+
+
+COMMANDS = {
+    "check": cmd_check,
+    "demo": cmd_demo,
+    "classify": cmd_classify,
+    "replay-known-bad": cmd_replay_known_bad,
+    "lock": cmd_lock,
+    "freeze": cmd_freeze,
+    "init": cmd_init,
+}
 
 
 def _raise_interrupted(signum: int, frame: FrameType | None) -> None:

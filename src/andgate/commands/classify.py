@@ -1,0 +1,228 @@
+"""`andgate classify`: the trust inventory of HEAD, alone.
+
+Collects (never runs) every test of the committed HEAD in a temporary
+worktree and classifies it with HEAD's own trust config, the way `check`
+would with HEAD as its base. For items that are not trusted it says why, so
+a maintainer adopting andgate can see which rule an item misses.
+
+Exit codes (contract section 3), most severe first when several apply:
+4 invalid manifest or freeze file, 3 no oracle item, 2 expired freeze, 0 ok.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from andgate.classify import TrustClass, freeze_matches
+from andgate.commands.common import (
+    Collected,
+    collect_inventory,
+    head_config,
+    open_repo,
+    plural,
+    table,
+)
+from andgate.config import BaseConfig
+from andgate.errors import FreezeFileError, ManifestError
+from andgate.inventory import COUNT_KEYS, Record, counts, ineffective_freezes
+from andgate.run import DEFAULT_TIMEOUT
+
+EXIT_OK, EXIT_EXPIRED, EXIT_NO_ORACLE, EXIT_INVALID = 0, 2, 3, 4
+INVENTORY_SCHEMA = "andgate.inventory/1"
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What is wrong with the trust data, besides the inventory itself."""
+
+    expired: tuple[str, ...]
+    invalid: tuple[str, ...]
+    ineffective: tuple[str, ...]
+    collection_errors: tuple[str, ...]
+    no_oracle: bool
+
+    @property
+    def exit_code(self) -> int:
+        if self.invalid:
+            return EXIT_INVALID
+        if self.no_oracle:
+            return EXIT_NO_ORACLE
+        return EXIT_EXPIRED if self.expired else EXIT_OK
+
+
+def run_classify(
+    repo: Path,
+    *,
+    manifest: str,
+    today: dt.date,
+    as_json: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> int:
+    git = open_repo(repo)
+    try:
+        head, config = head_config(git, manifest)
+    except (ManifestError, FreezeFileError) as exc:
+        return _invalid(str(exc), as_json)
+    collected = collect_inventory(git, head, config, today, timeout)
+    findings = _findings(config, collected, today)
+    if as_json:
+        print(json.dumps(_payload(config, collected, findings, today), indent=2))
+    else:
+        print(_render(config, collected, findings, today), end="")
+    return findings.exit_code
+
+
+def _invalid(message: str, as_json: bool) -> int:
+    print(f"andgate: {message}", file=sys.stderr)
+    if as_json:
+        payload = {"schema": INVENTORY_SCHEMA, "error": message, "exit_code": EXIT_INVALID}
+        print(json.dumps(payload, indent=2))
+    return EXIT_INVALID
+
+
+def _findings(config: BaseConfig, collected: Collected, today: dt.date) -> Findings:
+    records = list(collected.records)
+    return Findings(
+        expired=tuple(
+            f"{f.id!r} expired on {f.expires.isoformat()} (owner {f.owner}); fix the test, "
+            "or renew the freeze (andgate freeze prune, then freeze add)"
+            for f in config.freezes.expired(today)
+        ),
+        invalid=tuple(p.message for p in config.freezes.invalid),
+        ineffective=tuple(ineffective_freezes(config.live_freeze_ids(today), records)),
+        collection_errors=tuple(
+            f"{nodeid or '<session>'}: {(message.splitlines() or [''])[-1]}"[:300]
+            for nodeid, message in collected.collection_errors
+        ),
+        no_oracle=not any(r.cls == TrustClass.ORACLE for r in records),
+    )
+
+
+def _payload(
+    config: BaseConfig, collected: Collected, findings: Findings, today: dt.date
+) -> dict[str, Any]:
+    """The same shape as `check`'s trust_inventory.json, plus the findings."""
+    return {
+        "schema": INVENTORY_SCHEMA,
+        "base": collected.head,
+        "head": collected.head,
+        "today": today.isoformat(),
+        "manifest": config.manifest.path,
+        "counts": counts(collected.records),
+        "items": [
+            {"nodeid": r.facts.nodeid, "file": r.facts.path, "class": r.cls, "why": r.why}
+            for r in collected.records
+        ],
+        "freezes": {
+            "expired": list(findings.expired),
+            "invalid": list(findings.invalid),
+            "ineffective": list(findings.ineffective),
+        },
+        "collection_errors": list(findings.collection_errors),
+        "exit_code": findings.exit_code,
+    }
+
+
+# -- the human-readable report ---------------------------------------------------------
+
+
+def _render(config: BaseConfig, collected: Collected, findings: Findings, today: dt.date) -> str:
+    records = collected.records
+    lines = [
+        f"andgate classify: HEAD {collected.head[:12]}, config {config.manifest.path} "
+        f"at HEAD, today {today.isoformat()}",
+        "",
+        *_counttable(records),
+        "",
+        *_by_file(records, TrustClass.ORACLE),
+        *_by_file(records, TrustClass.PROPERTY),
+        *_frozen(records, config, today),
+        *_untrusted(records),
+        *_problems(findings),
+        _verdict_line(findings),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _counttable(records: tuple[Record, ...]) -> list[str]:
+    items = Counter(r.cls for r in records)
+    files: dict[str, set[str]] = defaultdict(set)
+    for r in records:
+        files[r.cls].add(r.facts.path)
+    rows = [("class", "items", "files")]
+    rows += [(key, str(items.get(key, 0)), str(len(files[key]))) for key in COUNT_KEYS]
+    return [f"  {a:<14}{b:>6}{c:>7}" for a, b, c in rows]
+
+
+def _by_file(records: tuple[Record, ...], cls: TrustClass) -> list[str]:
+    per_file = Counter(r.facts.path for r in records if r.cls == cls)
+    if not per_file:
+        return [f"{cls.value}: none", ""]
+    heading = (
+        f"{cls.value}: {plural(sum(per_file.values()), 'item')} in {plural(len(per_file), 'file')}"
+    )
+    return [heading, *table([(p, str(n)) for p, n in sorted(per_file.items())]), ""]
+
+
+def _frozen(records: tuple[Record, ...], config: BaseConfig, today: dt.date) -> list[str]:
+    frozen = [r for r in records if r.cls == TrustClass.FROZEN_FLAKE]
+    if not frozen:
+        return []
+    live = config.freezes.live(today)
+    rows = []
+    for r in frozen:
+        # The classifier picks the first live freeze that matches; so do we.
+        freeze = next((f for f in live if freeze_matches(f.id, r.facts)), None)
+        left = plural(freeze.days_left(today), "day") + " left" if freeze else ""
+        rows.append((r.facts.nodeid, r.why, left))
+    return [f"frozen_flake: {plural(len(frozen), 'item')} (outcome ignored)", *table(rows), ""]
+
+
+def _untrusted(records: tuple[Record, ...]) -> list[str]:
+    """Grouped by file and reason: a large suite's untrusted class stays readable."""
+    groups = Counter((r.facts.path, r.why) for r in records if r.cls == TrustClass.UNTRUSTED)
+    if not groups:
+        return []
+    total = sum(groups.values())
+    rows = [(path, str(n), f"not trusted: {why}") for (path, why), n in sorted(groups.items())]
+    return [
+        f"untrusted: {plural(total, 'item')} (a failure blocks, a pass never helps)",
+        *table(rows),
+        "",
+    ]
+
+
+def _problems(findings: Findings) -> list[str]:
+    sections = (
+        ("invalid freeze entries (FREEZE_INVALID)", findings.invalid),
+        ("expired freezes (FREEZE_EXPIRED)", findings.expired),
+        ("ineffective freezes (FREEZE_INEFFECTIVE)", findings.ineffective),
+        ("collection errors (COLLECTION_ERROR in check)", findings.collection_errors),
+    )
+    lines = []
+    for title, entries in sections:
+        if entries:
+            lines += [f"{title}:", *(f"  {e}" for e in entries), ""]
+    return lines
+
+
+def _verdict_line(findings: Findings) -> str:
+    if findings.invalid:
+        return f"result: the freeze file is invalid (exit {EXIT_INVALID})"
+    if findings.no_oracle:
+        return (
+            f"result: no oracle item collected (exit {EXIT_NO_ORACLE}); point "
+            "classes.oracle.globs at human-owned tests"
+        )
+    if findings.expired:
+        return f"result: {plural(len(findings.expired), 'expired freeze')} (exit {EXIT_EXPIRED})"
+    if findings.collection_errors:
+        count = plural(len(findings.collection_errors), "collection error")
+        return f"result: ok, but {count}: check blocks on them (COLLECTION_ERROR)"
+    return "result: ok"

@@ -1,0 +1,122 @@
+"""`andgate lock verify` / `andgate lock update`: the fixture lock in the working tree.
+
+The lock pins the bytes of every file under `fixtures_dir`, one
+`<sha256>  <path>` line per file, sorted, exactly as `sha256sum` writes them
+(so `cd fixtures_dir && sha256sum -c lock` checks it too). Unlike `check`,
+which compares committed trees, these commands look at the files a maintainer
+is about to commit: tracked files plus untracked ones git does not ignore
+(an ignored `__pycache__` under the fixtures must not end up in the lock).
+
+Exit codes: 0 the lock matches (or was written), 1 mismatch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from andgate import locks
+from andgate.commands.common import open_repo, plural, read_file, worktree_manifest, write_atomic
+from andgate.errors import AndgateError
+from andgate.git import Git, decode_path
+from andgate.manifest import Manifest
+from andgate.paths import is_under
+from andgate.verdict import LockFacts
+
+EXIT_MATCH, EXIT_MISMATCH = 0, 1
+
+
+def run_lock_verify(repo: Path, *, manifest: str) -> int:
+    git = open_repo(repo)
+    config = _checked_manifest(worktree_manifest(git.repo, manifest))
+    lock = locks.parse_lock(read_file(git.repo, config.lock_file), config.lock_file)
+    actual = fixture_digests(git, config.fixtures_dir)
+    facts = locks.compare(lock, actual, config.fixtures_dir)
+    if _matches(facts):
+        print(
+            f"andgate lock verify: {config.lock_file} matches "
+            f"{plural(len(actual), 'file')} under {config.fixtures_dir}"
+        )
+        return EXIT_MATCH
+    print(f"andgate lock verify: {config.lock_file} does not match {config.fixtures_dir}:")
+    for line in _difference(facts):
+        print(f"  {line}")
+    print(
+        "If the fixtures changed on purpose, run `andgate lock update`; committing "
+        "fixtures or the lock needs an owner's approval (check: ORACLE_AUTHORSHIP)."
+    )
+    return EXIT_MISMATCH
+
+
+def run_lock_update(repo: Path, *, manifest: str) -> int:
+    git = open_repo(repo)
+    config = _checked_manifest(worktree_manifest(git.repo, manifest))
+    old_text = read_file(git.repo, config.lock_file)
+    actual = fixture_digests(git, config.fixtures_dir)
+    new_text = locks.format_lock(actual).encode("utf-8")
+    if old_text == new_text:
+        print(
+            f"andgate lock update: {config.lock_file} is up to date "
+            f"({plural(len(actual), 'file')} under {config.fixtures_dir})"
+        )
+        return EXIT_MATCH
+    old = locks.parse_lock(old_text, config.lock_file)
+    facts = locks.compare(old, actual, config.fixtures_dir)
+    write_atomic(git.repo / config.lock_file, new_text)
+    print(
+        f"andgate lock update: {'wrote' if old.exists else 'created'} {config.lock_file} "
+        f"({plural(len(actual), 'file')} under {config.fixtures_dir})"
+    )
+    for line in _difference(replace(facts, problems=())):
+        print(f"  {line}")
+    return EXIT_MATCH
+
+
+def _checked_manifest(manifest: Manifest) -> Manifest:
+    if is_under(manifest.lock_file, manifest.fixtures_dir):
+        raise AndgateError(
+            f"{manifest.path}: lock_file {manifest.lock_file!r} is under fixtures_dir "
+            f"{manifest.fixtures_dir!r}, so it would have to contain its own hash; "
+            "move the lock file out of the fixtures folder"
+        )
+    return manifest
+
+
+def fixture_digests(git: Git, fixtures_dir: str) -> dict[str, str]:
+    """sha256 of every file under `fixtures_dir` that a commit would carry,
+    keyed by its path relative to `fixtures_dir`."""
+    raw = git.run(
+        "ls-files",
+        "-z",
+        "--cached",
+        "--others",
+        "--exclude-standard",
+        "--",
+        f":(literal){fixtures_dir}",
+    ).stdout
+    prefix = fixtures_dir.rstrip("/") + "/"
+    digests = {}
+    for path in sorted({decode_path(p) for p in raw.split(b"\0") if p}):
+        disk = git.repo / path
+        if not is_under(path, fixtures_dir) or not disk.is_file():
+            continue  # a tracked file deleted on disk is simply not there any more
+        rel = path[len(prefix) :]
+        if "\n" in rel or "\\" in rel:
+            raise AndgateError(
+                f"{path}: a fixture name with a newline or backslash cannot be written "
+                "as a sha256sum line; rename the file"
+            )
+        digests[rel] = locks.sha256(disk.read_bytes())
+    return digests
+
+
+def _matches(facts: LockFacts) -> bool:
+    return not (facts.missing or facts.extra or facts.changed or facts.problems)
+
+
+def _difference(facts: LockFacts) -> list[str]:
+    lines = [f"added    {p} (not in the lock)" for p in facts.extra]
+    lines += [f"removed  {p} (in the lock, no such file)" for p in facts.missing]
+    lines += [f"changed  {p} (sha256 differs from the lock)" for p in facts.changed]
+    lines += [f"problem  {p}" for p in facts.problems]
+    return lines

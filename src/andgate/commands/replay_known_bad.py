@@ -1,0 +1,184 @@
+"""`andgate replay-known-bad`: the known-bad proof on HEAD, alone.
+
+Each `*.patch` under HEAD's `known_bad_dir` is applied in its own temporary
+worktree of HEAD and the oracle class runs; the fixture "bites" when at least
+one oracle item fails (contract section 4, step 5, with the trusted tree being
+HEAD itself). The user's working tree is never touched, dirty or not.
+
+One more process runs the oracle class on HEAD without any fixture: a fixture
+that "bites" an oracle which already fails proves nothing, so a failing oracle
+on HEAD fails the command too.
+
+Exit codes: 0 every fixture bit, 1 one stayed green or did not apply (or the
+oracle class cannot be replayed), 3 no fixture at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from andgate.commands.common import head_config, open_repo, plural, run_parallel, table
+from andgate.config import BaseConfig
+from andgate.plan import Plan, make_plan
+from andgate.replay import replay_fixture
+from andgate.run import DEFAULT_TIMEOUT, Outcome, RunRequest, RunResult, run_pytest
+from andgate.verdict import ReplayFacts
+from andgate.worktree import WorktreePool, scratch_dir, worktree_pool
+
+EXIT_OK, EXIT_FAILED, EXIT_NO_FIXTURES = 0, 1, 3
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The oracle class on HEAD with no fixture applied."""
+
+    items: int
+    files: int
+    not_passing: tuple[str, ...]
+    error: str | None
+
+
+def run_replay_known_bad(
+    repo: Path, *, manifest: str, jobs: int, timeout: float = DEFAULT_TIMEOUT
+) -> int:
+    git = open_repo(repo)
+    head, config = head_config(git, manifest)
+    folder = config.manifest.known_bad_dir
+    if not config.known_bad:
+        print(
+            f"andgate replay-known-bad: no *.patch fixture under {folder} at HEAD "
+            f"{head[:12]}; add one (see {folder}/README.md, written by andgate init)"
+        )
+        return EXIT_NO_FIXTURES
+    with scratch_dir() as scratch, worktree_pool(git, scratch / "worktrees") as pool:
+        plan = make_plan(
+            git,
+            head,
+            head,
+            config,
+            approved=True,
+            live_freezes=(),
+            config_differs=lambda _path: False,
+            scratch=scratch,
+        )
+        if not plan.trusted_oracle_files:
+            return _no_oracle(config, head)
+        baseline, replays = _replay_all(plan, config, pool, scratch, jobs, timeout)
+    print(_render(config, head, baseline, replays), end="")
+    ok = baseline.error is None and not baseline.not_passing and baseline.items > 0
+    return EXIT_OK if ok and all(_bites(r) for r in replays) else EXIT_FAILED
+
+
+def _no_oracle(config: BaseConfig, head: str) -> int:
+    print(
+        f"andgate replay-known-bad: HEAD {head[:12]} has no file matching "
+        f"classes.oracle.globs in {config.manifest.path}, so no fixture can bite; "
+        "point the globs at human-owned tests"
+    )
+    return EXIT_FAILED
+
+
+def _replay_all(
+    plan: Plan,
+    config: BaseConfig,
+    pool: WorktreePool,
+    scratch: Path,
+    jobs: int,
+    timeout: float,
+) -> tuple[Baseline, list[ReplayFacts]]:
+    request = RunRequest(
+        "oracle", "oracle", plan.trusted_oracle_rules, allow_files=plan.trusted_oracle_files
+    )
+
+    def baseline() -> RunResult:
+        with pool.lease(plan.trusted) as worktree:
+            return run_pytest(request, worktree.path, scratch, timeout)
+
+    tasks: list[Callable[[], RunResult | ReplayFacts]] = [baseline]
+    for index, fixture in enumerate(config.known_bad):
+        tasks.append(
+            lambda f=fixture, i=index: replay_fixture(
+                f,
+                i,
+                pool=pool,
+                commit=plan.trusted,
+                oracle_request=request,
+                scratch=scratch,
+                timeout=timeout,
+            )
+        )
+    first, *rest = run_parallel(tasks, jobs)
+    assert isinstance(first, RunResult)
+    return _baseline(first), [r for r in rest if isinstance(r, ReplayFacts)]
+
+
+def _baseline(result: RunResult) -> Baseline:
+    items = result.selected("oracle")
+    not_passing = [
+        f"{i.facts.nodeid} {result.outcome(i.facts.nodeid).value}"
+        for i in items
+        if result.outcome(i.facts.nodeid) is not Outcome.PASSED
+    ]
+    not_passing += [
+        f"{nodeid or '<session>'} collection error" for nodeid, _ in result.collection_errors
+    ]
+    return Baseline(
+        items=len(items),
+        files=len({i.facts.path for i in items}),
+        not_passing=tuple(not_passing),
+        error=result.error,
+    )
+
+
+def _bites(replay: ReplayFacts) -> bool:
+    return replay.applied and bool(replay.failed) and not replay.error
+
+
+def _status(replay: ReplayFacts) -> tuple[str, str]:
+    """A short status word and what happened."""
+    if replay.error:
+        return "ERROR", f"applied; the oracle run failed: {replay.error}"
+    if not replay.applied:
+        return "STALE", f"does not apply to HEAD (KNOWN_BAD_STALE): {replay.problem}"
+    if not replay.failed:
+        return "GREEN", "applied; every oracle item passed (ORACLE_NEUTRALIZED)"
+    return "bites", f"applied; oracle failed: {', '.join(replay.failed)}"
+
+
+def _render(config: BaseConfig, head: str, baseline: Baseline, replays: list[ReplayFacts]) -> str:
+    lines = [
+        f"andgate replay-known-bad: HEAD {head[:12]}, "
+        f"{plural(len(replays), 'fixture')} from {config.manifest.known_bad_dir}, "
+        f"oracle class {plural(baseline.items, 'item')} in {plural(baseline.files, 'file')}",
+        "",
+    ]
+    rows = []
+    for replay in replays:
+        word, detail = _status(replay)
+        rows.append((replay.name, word, f"{replay.seconds:.1f}s", detail))
+    lines += [*table(rows), ""]
+    lines += _baseline_lines(baseline)
+    bit = sum(_bites(r) for r in replays)
+    lines.append(f"result: {bit} of {plural(len(replays), 'fixture')} bit")
+    return "\n".join(lines) + "\n"
+
+
+def _baseline_lines(baseline: Baseline) -> list[str]:
+    """Why the proof does not hold even when fixtures bite: a broken oracle."""
+    if baseline.error:
+        return [f"the oracle class could not run on HEAD: {baseline.error}", ""]
+    if not baseline.items:
+        return ["no oracle item was collected on HEAD (NO_ORACLE): no fixture can bite", ""]
+    if baseline.not_passing:
+        shown = [f"  {n}" for n in baseline.not_passing[:10]]
+        more = len(baseline.not_passing) - len(shown)
+        return [
+            "the oracle class does not pass on HEAD without any fixture, so a "
+            "failure under a fixture proves nothing; fix these first:",
+            *shown,
+            *([f"  ... and {more} more"] if more > 0 else []),
+            "",
+        ]
+    return []

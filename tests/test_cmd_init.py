@@ -1,0 +1,292 @@
+"""`andgate init`, and adopting andgate in an existing project.
+
+init scaffolds the trust files without ever overwriting one, and suggests
+globs and markers for the tests a project already has. The last test is the
+adoption walkthrough of the README, end to end: init in a fresh clone of a
+project with a pytest suite, glob one existing test file into the oracle class,
+add a known-bad fixture and a property test, commit; then an honest change
+passes `andgate check --base HEAD~1`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from andgate.classify import accepted_invariants
+from andgate.cli import main
+from andgate.commands.init import run_init
+from andgate.freeze import parse_freezes
+from andgate.manifest import parse_manifest
+from andgate.sample import AGENT, SampleRepo
+
+MANIFEST = "tests/trust_manifest.yaml"
+SCAFFOLD = (
+    MANIFEST,
+    "tests/oracles/README.md",
+    "tests/oracles/known_bad/README.md",
+    "tests/properties/INVARIANTS.md",
+    "tests/flakes/freeze.yaml",
+    "tests/oracles/locks.sha256",
+)
+
+
+def read(repo: SampleRepo, rel: str) -> str:
+    return (repo.path / rel).read_text(encoding="utf-8")
+
+
+def test_scaffolds_every_file_with_strict_defaults(make_repo, capsys):
+    repo = make_repo({"README.md": "a project\n"})
+    assert run_init(repo.path) == 0
+    out = capsys.readouterr().out
+    assert [line.split()[-1] for line in out.splitlines() if "  created  " in line] == list(
+        SCAFFOLD
+    )
+    manifest = parse_manifest(read(repo, MANIFEST), MANIFEST)
+    assert manifest.oracle.globs == ("tests/oracles/**/*.py",)
+    assert manifest.oracle.require_human_owner and manifest.property.require_accepted_invariant
+    assert manifest.fail_closed_untrusted and manifest.oracle_must_fail_known_bad
+    assert manifest.require_property_class and manifest.max_freeze_days == 28
+    assert (manifest.known_bad_dir, manifest.lock_file, manifest.fixtures_dir) == (
+        "tests/oracles/known_bad",
+        "tests/oracles/locks.sha256",
+        "tests/oracles/fixtures",
+    )
+    assert manifest.frozen_flake.globs == ("tests/**/*.py",)
+    comments = [line for line in read(repo, MANIFEST).splitlines() if line.lstrip().startswith("#")]
+    assert len(comments) > 25  # every key is explained
+    assert accepted_invariants(read(repo, "tests/properties/INVARIANTS.md")) == frozenset()
+    freezes = parse_freezes(read(repo, "tests/flakes/freeze.yaml"), "f", 28)
+    assert (freezes.valid, freezes.invalid) == ((), ())
+    assert read(repo, "tests/oracles/locks.sha256") == ""
+    known_bad = read(repo, "tests/oracles/known_bad/README.md")
+    assert "git diff -- src/ > tests/oracles/known_bad/kb_short_name.patch" in known_bad
+    assert "andgate replay-known-bad" in known_bad
+
+
+def test_never_overwrites_and_reports_what_it_skipped(make_repo, capsys, fingerprint):
+    own = "# ours\nfreezes: []\n"
+    repo = make_repo({"tests/flakes/freeze.yaml": own})
+    assert main(["init", "--repo", str(repo.path)]) == 0
+    out = capsys.readouterr().out
+    assert "  skipped  tests/flakes/freeze.yaml (exists; not overwritten)" in out
+    assert read(repo, "tests/flakes/freeze.yaml") == own
+    before = fingerprint(repo.path)
+    assert main(["init", "--repo", str(repo.path)]) == 0
+    assert capsys.readouterr().out.count("(exists; not overwritten)") == len(SCAFFOLD)
+    assert fingerprint(repo.path) == before
+
+
+def test_an_existing_manifest_decides_where_the_other_files_go(make_repo, capsys):
+    manifest = (
+        "version: 1\nclasses:\n  oracle:\n    globs: [qa/oracle/*.py]\n"
+        "  property:\n    invariants_file: qa/INVARIANTS.md\n"
+        "  frozen_flake:\n    freeze_file: qa/freeze.yaml\n"
+        "known_bad_dir: qa/oracle/bugs\nlock_file: qa/fixtures.sha256\n"
+    )
+    repo = make_repo({"qa/manifest.yaml": manifest})
+    assert run_init(repo.path, manifest="qa/manifest.yaml") == 0
+    for rel in (
+        "qa/INVARIANTS.md",
+        "qa/freeze.yaml",
+        "qa/oracle/bugs/README.md",
+        "qa/fixtures.sha256",
+        "qa/oracle/README.md",
+    ):
+        assert (repo.path / rel).is_file(), rel
+    assert not (repo.path / "tests").exists()
+    assert read(repo, "qa/manifest.yaml") == manifest
+
+
+def test_suggests_existing_test_folders_and_markers(make_repo, capsys):
+    repo = make_repo(
+        {
+            "tests/unit/test_a.py": "",
+            "tests/unit/deep/test_b.py": "",
+            "tests/property_based/test_p.py": "",
+            "src/pkg/tests/test_c.py": "",
+            "tests/helpers.py": "",
+            "pyproject.toml": '[tool.pytest.ini_options]\nmarkers = ["golden: recorded outputs",'
+            ' "flaky(reruns): retried"]\n',
+            "setup.cfg": "[tool:pytest]\nmarkers =\n    slow: slow tests\n    hypothesis_heavy\n",
+            "tox.ini": "[pytest\n",
+        }
+    )
+    assert run_init(repo.path) == 0
+    out = capsys.readouterr().out
+    assert "test folders found" in out and "tests/unit (2)" in out
+    assert "pytest markers found: flaky, golden, hypothesis_heavy, slow" in out
+    assert "could not read tox.ini" in out
+    text = read(repo, MANIFEST)
+    assert '    #   globs: ["tests/unit/**/*.py"]            # 2 test files\n' in text
+    assert '    #   globs: ["src/pkg/tests/**/*.py"]' in text
+    assert "e.g.:  markers: [golden]" in text
+    assert "    #   markers: [hypothesis_heavy]\n" in text  # under property
+    assert "Flaky-test markers found: flaky." in text
+    manifest = parse_manifest(text, MANIFEST)
+    assert manifest.frozen_flake.globs == ("src/**/*.py", "tests/**/*.py")
+    # A suggestion, uncommented, gives a valid manifest: adoption without moving files.
+    adopted = text.replace(
+        '    globs: ["tests/oracles/**/*.py"]\n', '    globs: ["tests/unit/**/*.py"]\n'
+    )
+    assert parse_manifest(adopted, MANIFEST).oracle.globs == ("tests/unit/**/*.py",)
+
+
+def test_errors_are_one_line_and_exit_2(tmp_path, make_repo, capsys):
+    assert main(["init", "--repo", str(tmp_path)]) == 2
+    assert "not a git repository" in capsys.readouterr().err
+    repo = make_repo({"tests/flakes": "a file where a folder belongs\n"})
+    assert main(["init", "--repo", str(repo.path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("andgate: tests/flakes/freeze.yaml: cannot create it")
+    assert err.count("\n") == 1
+
+
+# -- the adoption walkthrough ---------------------------------------------------------------
+
+CORE_PY = '''\
+"""tinystats: a few statistics helpers."""
+
+
+def parse_numbers(text):
+    """Numbers from a comma-separated string; blank items are skipped."""
+    return [float(part) for part in text.split(",") if part.strip()]
+
+
+def median(xs):
+    """The middle value; the mean of the two middle values for an even count."""
+    xs = sorted(xs)
+    if not xs:
+        raise ValueError("median of an empty sequence")
+    mid = len(xs) // 2
+    if len(xs) % 2:
+        return xs[mid]
+    return (xs[mid - 1] + xs[mid]) / 2
+
+
+def spread(xs):
+    """max - min of a non-empty sequence."""
+    return max(xs) - min(xs)
+'''
+
+TEST_CORE = """\
+import pytest
+
+from tinystats.core import median, parse_numbers
+
+
+def test_median_odd():
+    assert median([3, 1, 2]) == 2
+
+
+def test_median_even():
+    assert median([4, 1, 3, 2]) == 2.5
+
+
+def test_median_empty():
+    with pytest.raises(ValueError):
+        median([])
+
+
+def test_parse_skips_blanks():
+    assert parse_numbers("1, ,2") == [1.0, 2.0]
+"""
+
+TEST_SPREAD = """\
+from tinystats.core import spread
+
+
+def test_spread():
+    assert spread([5, 1, 3]) == 4
+"""
+
+INVARIANT = "median(xs) lies between min(xs) and max(xs)"
+PROPERTY_TEST = f"""\
+import random
+
+import pytest
+
+from tinystats.core import median
+
+# INVARIANT: {INVARIANT}
+SEEDS = [11, 12, 13]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_median_is_between_extremes(seed):
+    rng = random.Random(seed)
+    for _ in range(50):
+        xs = [rng.uniform(-100, 100) for _ in range(rng.randint(1, 9))]
+        assert min(xs) <= median(xs) <= max(xs)
+"""
+
+AGENT_TEST = """\
+from tinystats.core import parse_numbers
+
+
+def test_parse_accepts_semicolons():
+    assert parse_numbers("1;2, 3") == [1.0, 2.0, 3.0]
+"""
+
+
+def upstream_project(make_repo) -> SampleRepo:
+    """A small project with an ordinary pytest suite and no andgate files."""
+    return make_repo(
+        {
+            ".gitignore": "__pycache__/\nartifacts/\n",
+            "pytest.ini": "[pytest]\ntestpaths = tests\nmarkers =\n    slow: slow tests\n",
+            "tinystats/__init__.py": "",
+            "tinystats/core.py": CORE_PY,
+            "tests/test_core.py": TEST_CORE,
+            "tests/test_spread.py": TEST_SPREAD,
+        }
+    )
+
+
+def test_adoption_walkthrough_allows_an_honest_change(make_repo, tmp_path, capsys):
+    upstream = upstream_project(make_repo)
+    upstream.run("clone", "-q", str(upstream.path), str(tmp_path / "clone"))
+    repo = SampleRepo(tmp_path / "clone")
+    cli = ["--repo", str(repo.path)]
+
+    # 1. Scaffold, then glob the existing tests/test_core.py into the oracle class.
+    assert main(["init", *cli]) == 0
+    assert '#   globs: ["tests/**/*.py"]' in read(repo, MANIFEST)
+    repo.edit(
+        MANIFEST,
+        '    globs: ["tests/oracles/**/*.py"]\n',
+        '    globs: ["tests/oracles/**/*.py", "tests/test_core.py"]\n',
+    )
+    repo.edit(MANIFEST, "owners: []", "owners: [alice]")
+
+    # 2. A known-bad fixture: a real `git diff` of a production bug.
+    bug = repo.diff_of([("tinystats/core.py", "(xs[mid - 1] + xs[mid]) / 2", "xs[mid]")])
+    repo.write({"tests/oracles/known_bad/kb_median_even_count.patch": bug})
+
+    # 3. A property test whose invariant an owner accepted.
+    repo.write({"tests/properties/test_median_property.py": PROPERTY_TEST})
+    invariants = read(repo, "tests/properties/INVARIANTS.md") + f"- {INVARIANT}\n"
+    repo.write({"tests/properties/INVARIANTS.md": invariants})
+
+    # 4. Lock the (empty) fixtures, commit the trust overlay as the base.
+    assert main(["lock", "update", *cli]) == 0
+    assert main(["lock", "verify", *cli]) == 0
+    repo.commit("adopt andgate (owner: alice)")
+    capsys.readouterr()
+    assert main(["classify", *cli, "--json"]) == 0
+    inventory = json.loads(capsys.readouterr().out)
+    assert inventory["counts"] == {"oracle": 4, "property": 3, "frozen_flake": 0, "untrusted": 1}
+
+    # 5. An honest change by an agent: a production fix and its own test.
+    repo.edit("tinystats/core.py", 'text.split(",")', 'text.replace(";", ",").split(",")')
+    repo.write({"tests/test_parse_agent.py": AGENT_TEST})
+    repo.commit("parse_numbers accepts semicolons", who=AGENT)
+    artifacts = tmp_path / "artifacts"
+    code = main(["check", "--base", "HEAD~1", *cli, "--artifacts", str(artifacts), "--jobs", "2"])
+    verdict = json.loads((artifacts / "verdict.json").read_text(encoding="utf-8"))
+    assert (code, verdict["verdict"], verdict["reasons"]) == (0, "allow", [])
+    assert verdict["counts"] == {"oracle": 4, "property": 3, "frozen_flake": 0, "untrusted": 2}
+    known_bad = json.loads((artifacts / "known_bad.json").read_text(encoding="utf-8"))
+    assert [(f["name"], f["bites"]) for f in known_bad["fixtures"]] == [
+        ("kb_median_even_count", True)
+    ]
+    assert repo.run("status", "--porcelain") == ""

@@ -1,0 +1,109 @@
+"""`andgate replay-known-bad`: the known-bad proof on HEAD, alone.
+
+Runs on the sample project, whose two fixtures are real `git diff`s of
+production bugs. Exit codes: 0 every fixture bit, 1 one stayed green or did
+not apply (or the oracle cannot prove anything), 3 no fixtures.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from andgate.cli import main
+from andgate.commands.replay_known_bad import run_replay_known_bad
+
+MANIFEST = "tests/trust_manifest.yaml"
+KNOWN_BAD = "tests/oracles/known_bad"
+
+
+def replay(sample) -> int:
+    return run_replay_known_bad(sample.path, manifest=MANIFEST, jobs=2)
+
+
+def fixture_line(out: str, name: str) -> str:
+    (line,) = [line for line in out.splitlines() if line.startswith(f"  {name} ")]
+    return line
+
+
+def test_every_fixture_bites_on_head_and_a_dirty_tree_stays_untouched(sample, capsys, fingerprint):
+    # In the working tree, kb_clamp_ignores_lo would no longer apply: replay must
+    # use the committed HEAD, and leave every uncommitted byte where it was.
+    sample.repo.edit("minilib/mathx.py", "max(lo, min(x, hi))", "min(max(x, lo), hi)")
+    sample.repo.write({"notes.txt": "uncommitted\n"})
+    before = fingerprint(sample.path)
+    status = sample.repo.run("status", "--porcelain")
+    assert replay(sample) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"andgate replay-known-bad: HEAD {sample.base[:12]}, 2 fixtures")
+    assert "oracle class 8 items in 2 files" in out
+    chunk = fixture_line(out, "kb_chunk_drops_tail")
+    assert "bites" in chunk
+    assert "applied; oracle failed: tests/oracles/test_text_oracle.py::" in chunk
+    assert "s  applied" in chunk  # the time column
+    assert "bites" in fixture_line(out, "kb_clamp_ignores_lo")
+    assert out.endswith("result: 2 of 2 fixtures bit\n")
+    assert fingerprint(sample.path) == before
+    assert sample.repo.run("status", "--porcelain") == status
+    assert sample.repo.run("worktree", "list").count("\n") == 0
+    assert sample.repo.run("stash", "list") == ""
+
+
+def test_a_stale_and_a_green_fixture_exit_1(sample, capsys):
+    harmless = sample.repo.diff_of(
+        [("minilib/mathx.py", '"""Number helpers."""', '"""Helpers for numbers."""')]
+    )
+    sample.repo.write({f"{KNOWN_BAD}/kb_docstring_only.patch": harmless})
+    sample.repo.edit("minilib/mathx.py", "max(lo, min(x, hi))", "min(max(x, lo), hi)")
+    sample.repo.commit("clamp rewritten; a fixture that changes nothing observable")
+    assert replay(sample) == 1
+    out = capsys.readouterr().out
+    assert "bites" in fixture_line(out, "kb_chunk_drops_tail")
+    stale = fixture_line(out, "kb_clamp_ignores_lo")
+    assert "STALE" in stale and "does not apply to HEAD (KNOWN_BAD_STALE)" in stale
+    green = fixture_line(out, "kb_docstring_only")
+    assert "GREEN" in green and "every oracle item passed (ORACLE_NEUTRALIZED)" in green
+    assert out.endswith("result: 1 of 3 fixtures bit\n")
+
+
+def test_a_failing_oracle_on_head_proves_nothing(sample, capsys):
+    sample.repo.edit(
+        "minilib/mathx.py", "return sum(xs) / len(xs)", "return sum(xs) / (len(xs) + 1)"
+    )
+    sample.repo.delete(f"{KNOWN_BAD}/kb_chunk_drops_tail.patch")
+    sample.repo.commit("mean truncates")
+    assert replay(sample) == 1
+    out = capsys.readouterr().out
+    assert "bites" in fixture_line(out, "kb_clamp_ignores_lo")
+    assert "the oracle class does not pass on HEAD without any fixture" in out
+    assert "tests/oracles/test_math_oracle.py::test_mean failed" in out
+
+
+def test_exit_3_without_fixtures(sample, capsys):
+    for name in ("kb_chunk_drops_tail", "kb_clamp_ignores_lo"):
+        sample.repo.delete(f"{KNOWN_BAD}/{name}.patch")
+    sample.repo.commit("no fixtures")
+    assert main(["replay-known-bad", "--repo", str(sample.path)]) == 3
+    assert f"no *.patch fixture under {KNOWN_BAD} at HEAD" in capsys.readouterr().out
+
+
+def test_exit_1_when_no_oracle_file_exists(sample, capsys):
+    sample.repo.edit(MANIFEST, '"tests/oracles/**/*.py"', '"tests/golden/**/*.py"')
+    sample.repo.commit("oracle globs match nothing")
+    assert replay(sample) == 1
+    assert "has no file matching classes.oracle.globs" in capsys.readouterr().out
+
+
+def test_an_invalid_manifest_is_one_line_naming_the_key(sample, capsys):
+    sample.repo.edit(MANIFEST, "known_bad_dir:", "known_bad_folder:")
+    sample.repo.commit("typo")
+    assert main(["replay-known-bad", "--repo", str(sample.path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "unknown key 'known_bad_folder'; did you mean 'known_bad_dir'?" in err
+
+
+def test_help(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["replay-known-bad", "--help"])
+    assert exc.value.code == 0
+    assert "--jobs N" in capsys.readouterr().out
