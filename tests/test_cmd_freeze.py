@@ -179,6 +179,28 @@ def test_add_after_a_block_scalar_reason():
     assert '- id: "tests/test_x.py::test_new"\n  reason:' in edited
 
 
+def test_add_after_a_block_scalar_that_ends_the_list():
+    text = (
+        "freezes:\n"
+        "  - id: a\n"
+        "    first_seen: 2026-11-01\n"
+        "    expires: 2026-11-10\n"
+        "    owner: x\n"
+        "    reason: >\n"
+        "      folded\n"
+        "      text\n"
+        "\n"
+        "\n"
+        "# trailing comment stays last\n"
+    )
+    edited = add_entry(text, NEW, "f.yaml")
+    assert edited == text.replace(
+        "      text\n",
+        "      text\n" + "".join(add_entry("freezes:\n", NEW, "f").splitlines(True)[1:]),
+    )
+    assert [f.id for f in freezes(edited)] == ["a", NEW["id"]]
+
+
 def test_values_with_quotes_and_unicode_stay_one_line():
     entry = dict(NEW, reason='says "flaky"\u2028 on \\ ü runners: yes # no comment')
     edited = add_entry("freezes: []\n", entry, "f.yaml")
