@@ -1164,3 +1164,20 @@ def test_manifest_errors_are_raised_not_swallowed_by_the_parser():
     for text in ("", "[", "a: !!int x", "version: 2026-13-01\nclasses: {oracle: {globs: [a]}}"):
         with pytest.raises(ManifestError):
             parse_manifest(text, MANIFEST_PATH)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [
+        ("--today", "2026-13-01", "argument --today: '2026-13-01' is not a date; use YYYY-MM-DD"),
+        ("--jobs", "0", "argument --jobs: '0' must be a whole number >= 1"),
+        ("--timeout", "-5", "argument --timeout: '-5' must be a number of seconds > 0"),
+    ],
+    ids=["today", "jobs", "timeout"],
+)
+def test_bad_command_line_values(capsys, option, value, says):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["check", "--base", "main", f"{option}={value}"])
+    _, err = capsys.readouterr()
+    assert exit_info.value.code == 2 and "Traceback" not in err
+    assert err.splitlines()[-1] == f"andgate check: error: {says}"
