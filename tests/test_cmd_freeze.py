@@ -394,3 +394,11 @@ def test_freeze_commands_need_a_valid_manifest(sample, capsys):
     err = capsys.readouterr().err
     assert "tests/trust_manifest.yaml: unknown key 'max_freeze_dayz'" in err
     assert "did you mean 'max_freeze_days'?" in err
+
+
+@pytest.mark.parametrize("action", ["list", "add", "prune"])
+def test_help(capsys, action):
+    with pytest.raises(SystemExit) as exc:
+        main(["freeze", action, "--help"])
+    assert exc.value.code == 0
+    assert f"usage: andgate freeze {action}" in capsys.readouterr().out

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from andgate.classify import accepted_invariants
 from andgate.cli import main
 from andgate.commands.init import run_init
@@ -290,3 +292,10 @@ def test_adoption_walkthrough_allows_an_honest_change(make_repo, tmp_path, capsy
         ("kb_median_even_count", True)
     ]
     assert repo.run("status", "--porcelain") == ""
+
+
+def test_help(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["init", "--help"])
+    assert exc.value.code == 0
+    assert "Never overwrites a file" in capsys.readouterr().out.replace("\n", " ")

@@ -174,3 +174,11 @@ def test_update_then_verify_always_matches(tmp_path_factory, files):
     text = (repo.path / LOCK).read_text()
     assert text.splitlines() == sorted(text.splitlines(), key=lambda line: line[66:])
     assert run_lock_verify(repo.path, manifest=MANIFEST) == 0
+
+
+@pytest.mark.parametrize("argv", [["lock", "--help"], ["lock", "verify", "--help"]])
+def test_help(capsys, argv):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 0
+    assert "usage: andgate lock" in capsys.readouterr().out
