@@ -25,8 +25,9 @@ from andgate.verdict import Verdict
 
 
 @pytest.fixture(autouse=True)
-def isolated_environment(tmp_path_factory: pytest.TempPathFactory,
-                         monkeypatch: pytest.MonkeyPatch) -> None:
+def isolated_environment(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
@@ -81,8 +82,9 @@ class Sample:
         options.setdefault("artifacts", self.tmp / "artifacts")
         options.setdefault("jobs", 2)
         options.setdefault("timeout", 300)
-        opts = CheckOptions(repo=self.path, base=options.pop("base", self.base),
-                            head=head or "HEAD", **options)
+        opts = CheckOptions(
+            repo=self.path, base=options.pop("base", self.base), head=head or "HEAD", **options
+        )
         verdict, artifacts = run_check(opts)
         payload = json.loads((artifacts.folder / "verdict.json").read_text(encoding="utf-8"))
         return GateRun(verdict, payload, artifacts.folder)
