@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from andgate.authorship import sort_changes, valid_approvers
+from andgate.errors import ManifestError
 from andgate.git import Change, parse_raw_diff
 from andgate.manifest import parse_manifest
 from andgate.paths import is_test_file, matches, matching, pytest_config_differs
@@ -135,3 +138,10 @@ def test_parse_raw_diff_with_renames_modes_and_odd_names():
         ("D", "gone.py", None),
     ]
     assert changes[1].new_mode == "100755"
+
+
+def test_a_lock_file_inside_fixtures_dir_is_refused():
+    text = MANIFEST.replace("lock_file: tests/oracles/locks.sha256", "lock_file: f/locks.sha256")
+    text = text.replace("fixtures_dir: tests/oracles/fixtures", "fixtures_dir: f")
+    with pytest.raises(ManifestError, match="lock_file 'f/locks.sha256' is inside fixtures_dir"):
+        parse_manifest(text, "m.yaml")

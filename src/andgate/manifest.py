@@ -269,6 +269,15 @@ class Manifest:
     require_property_class: bool
 
 
+def _check_lock_outside_fixtures(lock_file: str, fixtures_dir: str, source: str) -> None:
+    """A lock inside the folder it locks would have to contain its own hash."""
+    if lock_file == fixtures_dir or lock_file.startswith(fixtures_dir.rstrip("/") + "/"):
+        raise ManifestError(
+            f"{source}: lock_file {lock_file!r} is inside fixtures_dir {fixtures_dir!r}; "
+            "move the lock file out of the folder it locks"
+        )
+
+
 def parse_manifest(text: bytes | str | None, path: str, source: str | None = None) -> Manifest:
     """Validate manifest text; `source` names it in messages (default: `path`)."""
     source = source or path
@@ -282,6 +291,7 @@ def parse_manifest(text: bytes | str | None, path: str, source: str | None = Non
     fields = validate_mapping(data, MANIFEST_SCHEMA, source, "")
     classes = fields.pop("classes")
     fields.pop("version")
+    _check_lock_outside_fixtures(fields["lock_file"], fields["fixtures_dir"], source)
     return Manifest(
         path=path,
         oracle=OracleClass(**classes["oracle"]),
