@@ -143,5 +143,5 @@ def test_parse_raw_diff_with_renames_modes_and_odd_names():
 def test_a_lock_file_inside_fixtures_dir_is_refused():
     text = MANIFEST.replace("lock_file: tests/oracles/locks.sha256", "lock_file: f/locks.sha256")
     text = text.replace("fixtures_dir: tests/oracles/fixtures", "fixtures_dir: f")
-    with pytest.raises(ManifestError, match="lock_file 'f/locks.sha256' is inside fixtures_dir"):
+    with pytest.raises(ManifestError, match=r"lock_file 'f/locks\.sha256' is inside fixtures_dir"):
         parse_manifest(text, "m.yaml")
