@@ -23,6 +23,10 @@ from types import FrameType
 from andgate.errors import GitError
 from andgate.git import Git
 
+# Concurrent `git worktree add` in one repository race: one reads the other's
+# half-written .git/worktrees/<name>/commondir and dies ("failed to read").
+_ADD_LOCK = threading.Lock()
+
 
 class Worktree:
     def __init__(self, git: Git, path: Path) -> None:
@@ -40,7 +44,8 @@ class Worktree:
         """
         if not self.created:
             self.created = True
-            self.git.run("worktree", "add", "--detach", "--force", str(self.path), commit)
+            with _ADD_LOCK:
+                self.git.run("worktree", "add", "--detach", "--force", str(self.path), commit)
             self.admin_dir = self._read_admin_dir()
             return
         self._git("checkout", "--quiet", "--force", "--detach", commit)
