@@ -265,19 +265,20 @@ def _signal_group(proc: subprocess.Popen[bytes]) -> None:
 def kill_escaped(token: str, proc_root: Path = Path("/proc")) -> int:
     """Kill processes that left the run's session but kept its token in their
     environment; returns how many. Repeated until none is found, because a
-    daemon may fork again while we look. Without /proc this is a no-op, and a
-    process that re-executes itself with a scrubbed environment escapes it."""
+    daemon may fork again while we look (and a killed one may not be gone yet).
+    Without /proc this is a no-op, and a process that re-executes itself with a
+    scrubbed environment escapes it."""
     needle = f"{TOKEN_VAR}={token}".encode()
-    killed = 0
+    killed: set[int] = set()
     for _ in range(20):
         found = [pid for pid in _pids(proc_root) if needle in _environ(proc_root, pid)]
         for pid in found:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-        killed += len(found)
+        killed.update(found)
         if not found:
             break
-    return killed
+    return len(killed)
 
 
 def _pids(proc_root: Path) -> list[int]:
