@@ -17,6 +17,7 @@ import json
 import os
 import secrets
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -316,16 +317,27 @@ def read_results(
             **base, error=f"pytest stopped with {kind} in the {label} run: {_log_tail(log)}"
         )
     try:
-        payload = json.loads(results.read_text(encoding="utf-8"))
+        payload = json.loads(_read_regular_file(results))
         return _parse_payload(payload, base)
     except FileNotFoundError:
         error = (
             f"the {label} pytest process (exit {code}) wrote no results: was the andgate "
             f"plugin disabled or the process killed? {_log_tail(log)}"
         )
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        # OSError: a test replaced the file by a folder or an unreadable file.
         error = f"the {label} results file is malformed ({exc.__class__.__name__}: {exc})"
     return RunResult(**base, error=error)
+
+
+def _read_regular_file(path: Path) -> str:
+    """The text of a regular file. Opened non-blocking: a FIFO a test left in
+    place of its results file must not hang the gate."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ValueError(f"{path.name} is not a regular file")
+        return fh.read().decode("utf-8")
 
 
 def _parse_payload(payload: dict[str, Any], base: dict[str, Any]) -> RunResult:
