@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 from andgate.classify import Rules, accepted_invariants
 from andgate.config import BaseConfig, load_base_config
@@ -26,10 +23,8 @@ from andgate.git import Git
 from andgate.inventory import Record
 from andgate.manifest import Manifest, parse_manifest
 from andgate.plan import make_plan
-from andgate.run import RunRequest, RunResult, kill_all_running, run_pytest
+from andgate.run import RunRequest, RunResult, run_pytest
 from andgate.worktree import scratch_dir, worktree_pool
-
-T = TypeVar("T")
 
 
 def open_repo(repo: Path) -> Git:
@@ -114,22 +109,6 @@ def collect_inventory(
 def _records(result: RunResult) -> tuple[Record, ...]:
     records = {i.facts.nodeid: Record(i.facts, i.cls, i.why, None) for i in result.items}
     return tuple(sorted(records.values(), key=lambda r: r.facts.nodeid))
-
-
-def run_parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
-    """Run tasks on up to `jobs` threads, results in task order; on any
-    exception or Ctrl-C, kill every pytest process first."""
-    if jobs <= 1 or len(tasks) <= 1:
-        return [task() for task in tasks]
-    executor = ThreadPoolExecutor(max_workers=min(jobs, len(tasks)))
-    try:
-        futures = [executor.submit(task) for task in tasks]
-        return [f.result() for f in futures]
-    except BaseException:
-        kill_all_running()
-        raise
-    finally:
-        executor.shutdown(wait=True, cancel_futures=True)
 
 
 def write_atomic(path: Path, data: bytes) -> None:

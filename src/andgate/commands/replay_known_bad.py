@@ -19,11 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from andgate.commands.common import head_config, open_repo, plural, run_parallel, table
+from andgate.commands.common import head_config, open_repo, plural, table
 from andgate.config import BaseConfig
 from andgate.plan import Plan, make_plan
 from andgate.replay import replay_fixture
-from andgate.run import DEFAULT_TIMEOUT, Outcome, RunRequest, RunResult, run_pytest
+from andgate.run import DEFAULT_TIMEOUT, Outcome, RunRequest, RunResult, run_parallel, run_pytest
 from andgate.verdict import ReplayFacts
 from andgate.worktree import WorktreePool, scratch_dir, worktree_pool
 
