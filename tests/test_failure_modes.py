@@ -320,6 +320,11 @@ def test_manifest_unknown_key_at_any_level(tiny, gate, edit, key, where, hint):
             "classes.oracle.globs",
             "must be relative to the repository root",
         ),
+        (
+            ("owners: [alice]", "owners: [alice]\nlock_file: tests/oracles/fixtures/l.sha256"),
+            "lock_file 'tests/oracles/fixtures/l.sha256' is inside fixtures_dir",
+            "move the lock file out of the folder it locks",
+        ),
     ],
     ids=[
         "glob-string",
@@ -333,6 +338,7 @@ def test_manifest_unknown_key_at_any_level(tiny, gate, edit, key, where, hint):
         "dir-outside",
         "abs-path",
         "glob-outside",
+        "lock-in-fixtures",
     ],
 )
 def test_manifest_wrong_type(tiny, gate, edit, field, fix):
