@@ -93,7 +93,8 @@ def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
     except AndgateError as exc:
         rec.gate_errors.append(str(exc))
     except Exception as exc:
-        rec.gate_errors.append(f"internal error: {exc.__class__.__name__}: {exc}")
+        first = (str(exc).strip().splitlines() or [""])[0]  # the traceback is in the logs
+        rec.gate_errors.append(f"internal error: {exc.__class__.__name__}: {first}")
         rec.traceback = traceback.format_exc()
     facts = Facts(
         gate_errors=tuple(rec.gate_errors),
