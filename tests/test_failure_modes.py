@@ -1187,3 +1187,22 @@ def test_bad_command_line_values(capsys, option, value, says):
     _, err = capsys.readouterr()
     assert exit_info.value.code == 2 and "Traceback" not in err
     assert err.splitlines()[-1] == f"andgate check: error: {says}"
+
+
+def test_an_internal_error_with_a_multi_line_message_is_one_line(tiny, gate, monkeypatch):
+    """Whatever breaks inside the gate, the reason stays one line; the full
+    traceback goes to logs/gate_error.log."""
+    import andgate.check
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("first line\nsecond line\n  third")
+
+    monkeypatch.setattr(andgate.check, "make_plan", explode)
+    repo, base = tiny()
+    run = gate(repo, base, agent_change(repo))
+    assert run.payload["reasons"] == [
+        {"code": "GATE_ERROR", "detail": "internal error: RuntimeError: first line"}
+    ]
+    assert run.exit_code == 2
+    log = (run.artifacts / "logs" / "gate_error.log").read_text(encoding="utf-8")
+    assert "second line" in log
