@@ -208,8 +208,9 @@ def run_parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
         futures = [executor.submit(task) for task in tasks]
         return [f.result() for f in futures]
     except BaseException:
-        _STOPPING.set()
-        kill_all_running()
+        with deferred_signals():  # a second Ctrl-C must not skip a kill
+            _STOPPING.set()
+            kill_all_running()
         raise
     finally:
         with deferred_signals():
