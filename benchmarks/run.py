@@ -27,12 +27,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import importlib.util
 import json
 import os
 import platform
 import random
 import re
+import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -918,12 +921,26 @@ finally:
 """
 
 
-def timed(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> tuple[float, Any]:
+@dataclass(frozen=True)
+class Timed:
+    """Wall seconds, and CPU seconds (user + system) of the whole process tree: the
+    CPU figure is the work done, which other load on the machine disturbs far less."""
+
+    seconds: float
+    cpu: float
+    proc: subprocess.CompletedProcess[bytes]
+
+
+def timed(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Timed:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(
         list(argv), cwd=cwd, env=dict(env), capture_output=True, timeout=TIMEOUT, check=False
     )
-    return time.perf_counter() - started, proc
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return Timed(seconds, cpu, proc)
 
 
 def pytest_argv(*args: str) -> list[str]:
@@ -943,12 +960,13 @@ class Workspace:
         return {**base_env(), "XDG_CACHE_HOME": str(self.root / "xdg-cache")}
 
 
-def run_pytest_suite(ws: Workspace, *, fresh: bool) -> float:
+def run_pytest_suite(ws: Workspace, *, fresh: bool) -> Timed:
     """`pytest -q` on the whole suite; `fresh` first removes the tree's bytecode caches."""
     if fresh:
         for cache in ws.tree.rglob("__pycache__"):
             shutil.rmtree(cache)
-    seconds, proc = timed(pytest_argv(), ws.tree, base_env())
+    result = timed(pytest_argv(), ws.tree, base_env())
+    proc = result.proc
     out = proc.stdout.decode("utf-8", "replace")
     summary = out.strip().splitlines()[-1] if out.strip() else ""
     failed = re.search(r"(\d+) failed", summary)
@@ -957,19 +975,20 @@ def run_pytest_suite(ws: Workspace, *, fresh: bool) -> float:
             f"baseline pytest: expected exactly the {ws.sizes.flakes} frozen flakes to fail "
             f"(exit 1), got exit {proc.returncode}: {summary}\n{out[-3000:]}"
         )
-    return seconds
+    return result
 
 
 def run_killer(ws: Workspace, nodeid: str) -> float:
-    seconds, proc = timed(pytest_argv(nodeid), ws.tree, base_env())
-    if proc.returncode != 0:
-        raise SystemExit(f"{nodeid} should pass on head: {proc.stdout.decode()[-2000:]}")
-    return seconds
+    result = timed(pytest_argv(nodeid), ws.tree, base_env())
+    if result.proc.returncode != 0:
+        raise SystemExit(f"{nodeid} should pass on head: {result.proc.stdout.decode()[-2000:]}")
+    return result.seconds
 
 
 @dataclass
 class CheckRun:
     seconds: float
+    cpu_s: float
     rss_mib: float
     children_rss_mib: float
     replay_seconds: list[float]
@@ -1007,7 +1026,8 @@ def run_check(
         "--artifacts",
         str(artifacts),
     ]
-    seconds, proc = timed(argv, ws.repo.path, env or ws.gate_env)
+    result = timed(argv, ws.repo.path, env or ws.gate_env)
+    proc = result.proc
     verdict = _read_json(artifacts / "verdict.json")
     if proc.returncode != 0 or verdict.get("verdict") != "allow":
         reasons = "\n".join(f"  {r['code']}: {r['detail']}" for r in verdict.get("reasons", []))
@@ -1021,7 +1041,8 @@ def run_check(
     expected = {ws.repo.killer_ids[r] for r in ws.repo.fixtures[k]}
     found = {item for fx in replays for item in fx["failed_oracle_items"]}
     return CheckRun(
-        seconds=seconds,
+        seconds=result.seconds,
+        cpu_s=result.cpu,
         rss_mib=self_kib / 1024,
         children_rss_mib=children_kib / 1024,
         replay_seconds=[fx["seconds"] for fx in replays],
@@ -1042,8 +1063,8 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 @dataclass
 class Samples:
-    pytest: list[float] = field(default_factory=list)
-    pytest_fresh: list[float] = field(default_factory=list)
+    pytest: list[Timed] = field(default_factory=list)
+    pytest_fresh: list[Timed] = field(default_factory=list)
     killers: dict[str, list[float]] = field(default_factory=dict)
     checks: dict[str, list[CheckRun]] = field(default_factory=dict)
     load: list[float] = field(default_factory=list)  # 1-minute load average, each round
@@ -1067,7 +1088,7 @@ def measure(ws: Workspace, ks: Sequence[int], jobs_list: Sequence[int], repeats:
         if not warm:
             samples.pytest.append(t)
             samples.pytest_fresh.append(t_fresh)
-        log(f"{label}: pytest -q {t:.2f}s (fresh tree {t_fresh:.2f}s)")
+        log(f"{label}: pytest -q {t.seconds:.2f}s (fresh tree {t_fresh.seconds:.2f}s)")
         for k in ks:
             for jobs in [max(jobs_list)] if warm else jobs_list:
                 run = run_check(ws, k, jobs)
@@ -1088,15 +1109,14 @@ def log(message: str) -> None:
 
 def summarize(ws: Workspace, samples: Samples, ks: Sequence[int], jobs_list: Sequence[int]):
     med = statistics.median
-    pytest_s = med(samples.pytest)
+    pytest_s = med(t.seconds for t in samples.pytest)
+    pytest_cpu = med(t.cpu for t in samples.pytest)
     killer_s = {n: med(v) for n, v in samples.killers.items()}
     rows = [
-        {"config": "pytest -q (warm bytecode caches)", "median_s": pytest_s, "ratio": 1.0},
-        {
-            "config": "pytest -q (fresh tree, no caches)",
-            "median_s": med(samples.pytest_fresh),
-            "ratio": med(samples.pytest_fresh) / pytest_s,
-        },
+        baseline_row("pytest -q (warm bytecode caches)", samples.pytest, pytest_s, pytest_cpu),
+        baseline_row(
+            "pytest -q (fresh tree, no caches)", samples.pytest_fresh, pytest_s, pytest_cpu
+        ),
     ]
     for k in ks:
         for jobs in jobs_list:
@@ -1106,13 +1126,16 @@ def summarize(ws: Workspace, samples: Samples, ks: Sequence[int], jobs_list: Seq
                 "k": k,
                 "jobs": jobs,
                 "median_s": med(r.seconds for r in runs),
+                "min_s": min(r.seconds for r in runs),
                 "samples_s": [round(r.seconds, 3) for r in runs],
+                "cpu_s": med(r.cpu_s for r in runs),
                 "peak_rss_mib": max(r.rss_mib for r in runs),
                 "peak_child_rss_mib": max(r.children_rss_mib for r in runs),
                 "killers_as_expected": all(r.killers_as_expected for r in runs),
                 "counts": runs[0].counts,
             }
             row["ratio"] = row["median_s"] / pytest_s
+            row["cpu_ratio"] = row["cpu_s"] / pytest_cpu
             if k:
                 row.update(replay_row(ws, samples, k, jobs, row["median_s"], killer_s))
                 row["replay_s_per_fixture_known_bad_json"] = med(
@@ -1120,6 +1143,20 @@ def summarize(ws: Workspace, samples: Samples, ks: Sequence[int], jobs_list: Seq
                 )
             rows.append(row)
     return rows, judge(rows, 0 in ks, max(ks), jobs_list), killer_s
+
+
+def baseline_row(name: str, runs: list[Timed], pytest_s: float, pytest_cpu: float) -> dict:
+    median = statistics.median(t.seconds for t in runs)
+    cpu = statistics.median(t.cpu for t in runs)
+    return {
+        "config": name,
+        "median_s": median,
+        "min_s": min(t.seconds for t in runs),
+        "samples_s": [round(t.seconds, 3) for t in runs],
+        "cpu_s": cpu,
+        "ratio": median / pytest_s,
+        "cpu_ratio": cpu / pytest_cpu,
+    }
 
 
 def replay_row(ws, samples, k, jobs, median_s, killer_s) -> dict[str, Any]:
@@ -1183,7 +1220,10 @@ def print_table(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> No
     head = (
         "config",
         "median s",
+        "min s",
         "x pytest",
+        "cpu s",
+        "cpu x",
         "replay +s",
         "s/fixture",
         "kb.json s/fx",
@@ -1197,7 +1237,10 @@ def print_table(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> No
             (
                 r["config"],
                 f"{r['median_s']:.2f}",
+                f"{r['min_s']:.2f}",
                 f"{r['ratio']:.2f}",
+                f"{r['cpu_s']:.1f}",
+                f"{r['cpu_ratio']:.2f}",
                 _fmt(r.get("replay_added_s")),
                 _fmt(r.get("replay_s_per_fixture")),
                 _fmt(r.get("replay_s_per_fixture_known_bad_json")),
@@ -1532,6 +1575,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if importlib.util.find_spec("andgate") is None:
+        raise SystemExit(f"andgate is not importable by {sys.executable}: pip install -e . first")
+    # SIGTERM unwinds like Ctrl-C: the running command is killed, the temp folder removed.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     sizes = QUICK if args.quick else FULL
     started = time.perf_counter()
     with workspace_root(args.keep) as root:
@@ -1557,8 +1604,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sizes": asdict(sizes),
         "items": sizes.counts,
         "load_average_1min_each_round": [round(x, 2) for x in samples.load],
-        "pytest_samples_s": [round(x, 3) for x in samples.pytest],
-        "pytest_fresh_samples_s": [round(x, 3) for x in samples.pytest_fresh],
         "startup_plus_killer_s": {n: round(s, 3) for n, s in killer_s.items()},
         "rows": _rounded(rows),
         "targets": targets,
