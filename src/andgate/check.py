@@ -22,6 +22,7 @@ from typing import Any
 
 from andgate import locks
 from andgate.authorship import sort_changes, valid_approvers
+from andgate.cache import KillerCache, default_cache_dir
 from andgate.config import BaseConfig, load_base_config
 from andgate.errors import AndgateError, Interrupted, ManifestError
 from andgate.git import Change, Git
@@ -61,6 +62,7 @@ class CheckOptions:
     jobs: int = os.cpu_count() or 1
     timeout: float = DEFAULT_TIMEOUT
     hypothesis_seed: int | None = None
+    cache_dir: Path | None = field(default_factory=default_cache_dir)
 
 
 @dataclass
@@ -328,6 +330,8 @@ def _oracle_phase(
                     oracle_request=oracle_request,
                     scratch=scratch,
                     timeout=opts.timeout,
+                    cache=KillerCache(opts.cache_dir),
+                    oracle_digest=plan.trusted_oracle_digest,
                 )
             )
         )

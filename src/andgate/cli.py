@@ -137,6 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="seed for Hypothesis property tests (default: derived from base)",
     )
+    check.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="ignore the killer cache (known-bad replays run the whole oracle class)",
+    )
     check.add_argument("--json", action="store_true", help="print the verdict JSON on stdout")
 
     demo = sub.add_parser(
@@ -301,6 +306,7 @@ def _approvals(cli_names: Sequence[str]) -> tuple[str, ...]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from andgate.cache import default_cache_dir
     from andgate.check import CheckOptions, run_check
 
     opts = CheckOptions(
@@ -314,6 +320,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         timeout=args.timeout,
         hypothesis_seed=args.hypothesis_seed,
+        cache_dir=None if args.no_cache else default_cache_dir(),
     )
     verdict, artifacts = run_check(opts)
     if args.json:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from andgate.cache import digest
 from andgate.classify import Rules, has_accepted_invariant
 from andgate.config import BaseConfig
 from andgate.git import Git, TreeEntry
@@ -36,6 +37,7 @@ class Plan:
     property_tree: str
     base_oracle_files: tuple[str, ...]
     trusted_oracle_files: tuple[str, ...]
+    trusted_oracle_digest: str
     property_files: tuple[str, ...]
     flake_candidates: tuple[str, ...]
     untrusted_deny: tuple[str, ...]
@@ -185,6 +187,7 @@ def make_plan(
         property_tree=property_tree,
         base_oracle_files=tuple(sorted(base_oracle)),
         trusted_oracle_files=tuple(sorted(trusted_oracle)),
+        trusted_oracle_digest=digest(f"{p} {trusted_files[p].sha}" for p in sorted(trusted_oracle)),
         property_files=tuple(sorted(prop_accepted)),
         flake_candidates=flake_candidates(git, head_files, flake_files, live_freezes),
         untrusted_deny=tuple(sorted(deny)),

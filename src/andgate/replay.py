@@ -4,6 +4,12 @@ Each fixture is a patch that reintroduces a real bug. It is applied with
 `git apply` to the trusted tree (head's production code, base's tests) in a
 worktree of its own, and the oracle class runs with `-x`: one failing oracle
 item is the proof, so there is no need to run the rest.
+
+Killer first: the oracle items that failed under a fixture last time (the
+killer cache) run alone first, collecting only their files. If one fails, that
+is the proof and the replay costs a pytest start-up plus one test; if they all
+pass (the oracle changed), the whole class runs as on a cold cache. The cache
+only picks what runs first, so it can make a replay slower, never greener.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from andgate.cache import KillerCache
 from andgate.config import KnownBad
 from andgate.run import Outcome, RunRequest, run_pytest
 from andgate.verdict import ReplayFacts
@@ -66,24 +73,52 @@ def replay_fixture(
     oracle_request: RunRequest,
     scratch: Path,
     timeout: float,
+    cache: KillerCache | None = None,
+    oracle_digest: str = "",
 ) -> ReplayFacts:
     refused = refusal(fixture.patch)
     if refused is not None:
         return ReplayFacts(fixture.name, applied=False, problem=refused)
     patch = scratch / f"known-bad-{index}.patch"
     patch.write_bytes(fixture.patch)
+    cache = cache or KillerCache(None)
+    killers = cache.get(fixture.patch, oracle_digest)
+    request = replace(oracle_request, label=f"known-bad {index}", exitfirst=True, junit_name=None)
     with pool.lease(commit) as worktree:
         problem = worktree.apply_patch(patch)
         if problem is not None:
             return ReplayFacts(fixture.name, applied=False, problem=_explain(problem))
-        request = replace(
-            oracle_request, label=f"known-bad {index}", exitfirst=True, junit_name=None
-        )
-        result = run_pytest(request, worktree.path, scratch, timeout)
+        facts = None
+        if killers:
+            facts = _run(fixture, _killers_only(request, killers), worktree.path, scratch, timeout)
+        if facts is None or (not facts.error and not facts.failed):
+            facts = _run(fixture, request, worktree.path, scratch, timeout, spent=facts)
+    if facts.failed and not facts.error:
+        cache.put(fixture.patch, oracle_digest, [f for f in facts.failed if "::" in f])
+    return facts
+
+
+def _killers_only(request: RunRequest, killers: tuple[str, ...]) -> RunRequest:
+    """The oracle run narrowed to the remembered killers and their files."""
+    allowed = set(request.allow_files or ())
+    files = tuple(sorted({k.split("::", 1)[0] for k in killers} & allowed))
+    return replace(request, label=f"{request.label} killers", only_ids=killers, allow_files=files)
+
+
+def _run(
+    fixture: KnownBad,
+    request: RunRequest,
+    worktree: Path,
+    scratch: Path,
+    timeout: float,
+    spent: ReplayFacts | None = None,
+) -> ReplayFacts:
+    result = run_pytest(request, worktree, scratch, timeout)
+    seconds = result.seconds + (spent.seconds if spent else 0.0)
     if result.error:
-        return ReplayFacts(fixture.name, applied=True, error=result.error, seconds=result.seconds)
+        return ReplayFacts(fixture.name, applied=True, error=result.error, seconds=seconds)
     failed = [
         i.facts.nodeid for i in result.selected("oracle") if result.outcome(i.facts.nodeid) in BITES
     ]
     failed += [f"collection error in {nodeid}" for nodeid, _ in result.collection_errors]
-    return ReplayFacts(fixture.name, applied=True, failed=tuple(failed), seconds=result.seconds)
+    return ReplayFacts(fixture.name, applied=True, failed=tuple(failed), seconds=seconds)
