@@ -135,7 +135,7 @@ def test_update_creates_an_empty_lock_when_there_are_no_fixtures(make_repo, caps
         (("version: 1", "version: 3"), "version must be 1"),
         (
             ("lock_file: tests/oracles/locks.sha256", "lock_file: tests/oracles/fixtures/l"),
-            "is under fixtures_dir",
+            "is inside fixtures_dir",
         ),
     ],
 )

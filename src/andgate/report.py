@@ -154,7 +154,7 @@ class SummaryMarkdown:
             *self._counts(ctx),
             *self._known_bad(ctx),
         ]
-        return ("\n".join(lines).rstrip() + "\n").encode("utf-8", "replace")
+        return ("\n".join(lines).rstrip() + "\n").encode("utf-8", "backslashreplace")
 
     def _header(self, ctx: ReportContext) -> str:
         base = (ctx.base or "?")[:12]
@@ -248,7 +248,9 @@ def write_artifacts(folder: Path, ctx: ReportContext) -> Artifacts:
         if key.endswith(".log"):
             written.append(_write(logs / key, data))
     if ctx.traceback:
-        written.append(_write(logs / "gate_error.log", ctx.traceback.encode()))
+        written.append(
+            _write(logs / "gate_error.log", ctx.traceback.encode("utf-8", "backslashreplace"))
+        )
     return Artifacts(folder, tuple(written))
 
 
