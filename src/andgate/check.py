@@ -15,8 +15,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +31,17 @@ from andgate.manifest import DEFAULT_MANIFEST
 from andgate.paths import is_pytest_config_name, is_under, matches, pytest_config_differs
 from andgate.plan import Plan, make_plan
 from andgate.replay import replay_fixture
-from andgate.report import Artifacts, ReportContext, write_artifacts
-from andgate.run import DEFAULT_TIMEOUT, RunRequest, RunResult, run_parallel, run_pytest
+from andgate.report import Artifacts, ReportContext, merge_junit, write_artifacts
+from andgate.run import (
+    DEFAULT_TIMEOUT,
+    RunRequest,
+    RunResult,
+    merge_results,
+    run_parallel,
+    run_pytest,
+)
 from andgate.seeds import default_hypothesis_seed, property_facts
+from andgate.shard import shards
 from andgate.verdict import (
     ClassFacts,
     Facts,
@@ -365,8 +373,11 @@ def _property_phase(
             hypothesis_seed=rec.property_seed,
             junit_name="property.xml",
         )
-        with pool.lease(plan.property_tree) as worktree:
-            rec.runs["property"] = run_pytest(request, worktree.path, scratch, opts.timeout)
+        tasks = _shard_tasks(
+            "property", request, plan.property_tree, plan.property_sizes, pool, scratch, opts, rec
+        )
+        run_parallel(tasks, opts.jobs)
+        _merge_shards("property", len(tasks), rec, scratch)
     rec.facts["property"] = property_facts(
         rec.runs.get("property"),
         plan.property_files,
@@ -380,46 +391,96 @@ def _property_phase(
 def _untrusted_phase(
     plan: Plan, pool: WorktreePool, scratch: Path, opts: CheckOptions, rec: Recorded
 ) -> None:
-    tasks = []
-
-    def run(name: str, request: RunRequest) -> Callable[[], None]:
-        def task() -> None:
-            with pool.lease(plan.head) as worktree:
-                rec.runs[name] = run_pytest(request, worktree.path, scratch, opts.timeout)
-
-        return task
-
-    tasks.append(
-        run(
-            "untrusted",
-            RunRequest(
-                "untrusted",
-                "untrusted",
-                plan.head_rules,
-                deny_files=plan.untrusted_deny,
-                junit_name="untrusted.xml",
-            ),
-        )
+    """The untrusted class, split by file over `--jobs` processes, and the
+    frozen_flake class beside it, all in worktrees of head."""
+    request = RunRequest(
+        "untrusted",
+        "untrusted",
+        plan.head_rules,
+        deny_files=plan.untrusted_deny,
+        junit_name="untrusted.xml",
     )
+    tasks = _shard_tasks(
+        "untrusted", request, plan.head, plan.untrusted_sizes, pool, scratch, opts, rec
+    )
+    shard_count = len(tasks)
     if plan.flake_candidates:
-        tasks.append(
-            run(
-                "flake",
-                RunRequest(
-                    "flake",
-                    "frozen_flake",
-                    plan.head_rules,
-                    allow_files=plan.flake_candidates,
-                    junit_name="flake.xml",
-                ),
-            )
+        flake = RunRequest(
+            "flake",
+            "frozen_flake",
+            plan.head_rules,
+            allow_files=plan.flake_candidates,
+            junit_name="flake.xml",
         )
+        tasks.append(_task("flake", flake, plan.head, pool, scratch, opts, rec))
     run_parallel(tasks, opts.jobs)
+    _merge_shards("untrusted", shard_count, rec, scratch)
     untrusted = rec.runs["untrusted"]
     rec.facts["untrusted"] = _class_facts(untrusted, "untrusted")
-    flake = rec.runs.get("flake")
-    if flake is not None and flake.error:
-        rec.gate_errors.append(flake.error)
+    flake_run = rec.runs.get("flake")
+    if flake_run is not None and flake_run.error:
+        rec.gate_errors.append(flake_run.error)
+
+
+def _task(
+    name: str,
+    request: RunRequest,
+    commit: str,
+    pool: WorktreePool,
+    scratch: Path,
+    opts: CheckOptions,
+    rec: Recorded,
+) -> Callable[[], None]:
+    def task() -> None:
+        with pool.lease(commit) as worktree:
+            rec.runs[name] = run_pytest(request, worktree.path, scratch, opts.timeout)
+
+    return task
+
+
+def _shard_tasks(
+    name: str,
+    request: RunRequest,
+    commit: str,
+    sizes: Mapping[str, int],
+    pool: WorktreePool,
+    scratch: Path,
+    opts: CheckOptions,
+    rec: Recorded,
+) -> list[Callable[[], None]]:
+    """One task per shard of a class; a single shard runs under the class's own name."""
+    parts = shards(sizes, opts.jobs)
+    if len(parts) == 1:
+        return [_task(name, request, commit, pool, scratch, opts, rec)]
+    return [
+        _task(
+            f"{name}.{s.index}",
+            replace(request, label=f"{request.label} {s.index}", shard=s),
+            commit,
+            pool,
+            scratch,
+            opts,
+            rec,
+        )
+        for s in parts
+    ]
+
+
+def _merge_shards(name: str, count: int, rec: Recorded, scratch: Path) -> None:
+    """Fold shard results into one per class; JUnit files become one file."""
+    if count <= 1:
+        _collect_artifacts_from_scratch(rec, scratch)
+        return
+    names = [f"{name}.{i}" for i in range(count)]
+    rec.runs[name] = merge_results(name, [rec.runs[n] for n in names])
+    _collect_artifacts_from_scratch(rec, scratch)
+    documents = [rec.files.pop(f"{n}.junit", None) for n in names]
+    if all(d is not None for d in documents):
+        merged = merge_junit(documents)  # type: ignore[arg-type]
+        if merged is not None:
+            rec.files[f"{name}.junit"] = merged
+    for n in names:
+        del rec.runs[n]
 
 
 def _class_facts(result: RunResult, cls: str) -> ClassFacts:

@@ -201,6 +201,19 @@ class Git:
         size = int(header.split(b" ")[2])
         return rest[:size]
 
+    def blob_sizes(self, shas: Iterable[str]) -> dict[str, int]:
+        """Byte sizes of many blobs in one `git cat-file --batch-check` call."""
+        wanted = list(dict.fromkeys(shas))
+        if not wanted:
+            return {}
+        out = self.run("cat-file", "--batch-check", input=("\n".join(wanted) + "\n").encode())
+        sizes = {}
+        for line in out.stdout.decode("ascii", "replace").splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[2].isdigit():
+                sizes[parts[0]] = int(parts[2])
+        return sizes
+
     def read_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
         """Many blobs in one `git cat-file --batch` call."""
         wanted = list(dict.fromkeys(shas))

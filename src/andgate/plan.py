@@ -18,7 +18,7 @@ Synthetic trees are real commits built in a private index (see
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -41,6 +41,8 @@ class Plan:
     property_files: tuple[str, ...]
     flake_candidates: tuple[str, ...]
     untrusted_deny: tuple[str, ...]
+    untrusted_sizes: Mapping[str, int]
+    property_sizes: Mapping[str, int]
     head_rules: Rules
     base_oracle_rules: Rules
     trusted_oracle_rules: Rules
@@ -49,6 +51,13 @@ class Plan:
 
 def listing(git: Git, commit: str) -> dict[str, TreeEntry]:
     return {e.path: e for e in git.ls_tree(commit) if e.kind == "blob"}
+
+
+def sizes_of(git: Git, files: Mapping[str, TreeEntry], paths: Iterable[str]) -> dict[str, int]:
+    """Byte sizes of some files of a listing: what shards are balanced by."""
+    paths = list(paths)
+    by_sha = git.blob_sizes(files[p].sha for p in paths)
+    return {p: by_sha.get(files[p].sha, 0) for p in paths}
 
 
 def is_test_side(path: str, config_differs: Callable[[str], bool]) -> bool:
@@ -191,6 +200,10 @@ def make_plan(
         property_files=tuple(sorted(prop_accepted)),
         flake_candidates=flake_candidates(git, head_files, flake_files, live_freezes),
         untrusted_deny=tuple(sorted(deny)),
+        untrusted_sizes=sizes_of(
+            git, head_files, (p for p in head_files if is_test_file(p) and p not in deny)
+        ),
+        property_sizes=sizes_of(git, head_files, prop_accepted),
         head_rules=head_rules,
         base_oracle_rules=Rules(oracle_files=base_oracle, oracle_markers=oracle_markers),
         trusted_oracle_rules=Rules(oracle_files=trusted_oracle, oracle_markers=oracle_markers),

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from andgate.classify import ItemFacts, Rules, classify_item
+from andgate.shard import shard_of
 
 RESULTS_SCHEMA = "andgate.results/1"
 RECORDER_KEY = pytest.StashKey["Recorder"]()
@@ -81,6 +82,7 @@ class Recorder:
         for path in self.allow_files or ():
             self.allow_dirs.update(path.parents)
         self.deny_files = {self.root / p for p in spec.get("deny_files", ())}
+        self.shard = spec.get("shard")
         self.items: list[dict[str, Any]] = []
         self.reports: dict[str, dict[str, Any]] = {}
         self.seeds: dict[str, list[Any]] = {}
@@ -94,11 +96,22 @@ class Recorder:
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
         if collection_path in self.deny_files:
             return True
-        if self.allow_files is None:
-            return None
-        if collection_path.is_dir():
-            return None if collection_path in self.allow_dirs else True
-        return None if collection_path in self.allow_files else True
+        if self.allow_files is not None:
+            if collection_path.is_dir():
+                return None if collection_path in self.allow_dirs else True
+            if collection_path not in self.allow_files:
+                return True
+        if self.shard is not None and not self._in_shard(collection_path):
+            return True
+        return None
+
+    def _in_shard(self, path: Path) -> bool:
+        """Files belong to exactly one shard; folders are walked by every shard."""
+        if path.is_dir():
+            return True
+        shard = self.shard
+        rel = _relative(path, self.root) or str(path)
+        return shard_of(rel, shard["count"], shard["assign"]) == shard["index"]
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -149,7 +162,7 @@ class Recorder:
         if hasattr(report, "wasxfail"):
             entry["wasxfail"] = True
         if report.failed and "message" not in entry:
-            entry["message"] = _short(report.longreprtext)
+            entry["message"] = _failure_summary(report)
 
     def pytest_report_header(self, config: pytest.Config) -> str:
         seed = getattr(config.option, "hypothesis_seed", None)
@@ -194,6 +207,14 @@ def _seeds_of(item: pytest.Item) -> list[Any]:
         if chosen is not None:
             seeds.append(f"hypothesis:{chosen}")
     return seeds
+
+
+def _failure_summary(report: pytest.TestReport) -> str:
+    """pytest's own one-line crash message ("assert 1 == 2", "KeyError: 'x'"),
+    or the tail of the report when there is none."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    lines = str(getattr(crash, "message", "")).strip().splitlines()
+    return lines[0][:300] if lines else _short(report.longreprtext)
 
 
 def _short(text: str, limit: int = 600) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -259,3 +260,15 @@ def _write(path: Path, data: bytes) -> Path:
     tmp.write_bytes(data)
     os.replace(tmp, path)
     return path
+
+
+def merge_junit(documents: Sequence[bytes]) -> bytes | None:
+    """The shards' JUnit files as one `<testsuites>`; None if any is unreadable."""
+    merged = ET.Element("testsuites")
+    for document in documents:
+        try:
+            root = ET.fromstring(document)
+        except ET.ParseError:
+            return None
+        merged.extend(list(root) if root.tag == "testsuites" else [root])
+    return ET.tostring(merged, encoding="utf-8", xml_declaration=True)

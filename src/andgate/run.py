@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from andgate.classify import ItemFacts, Rules
 from andgate.git import clean_env
+from andgate.shard import Shard
 from andgate.worktree import deferred_signals
 
 T = TypeVar("T")
@@ -108,6 +109,7 @@ class RunRequest:
     exitfirst: bool = False
     hypothesis_seed: int | None = None
     junit_name: str | None = None
+    shard: Shard | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,7 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
         "deny_files": list(request.deny_files),
         "only_ids": None if request.only_ids is None else list(request.only_ids),
         "hypothesis_seed": request.hypothesis_seed,
+        "shard": None if request.shard is None else request.shard.to_json(),
     }
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     argv = pytest_argv(request, spec_path, junit)
@@ -375,3 +378,20 @@ def _log_tail(log: Path, lines: int = 3) -> str:
     except OSError:
         return ""
     return " | ".join(line.strip() for line in text[-lines:])
+
+
+def merge_results(label: str, parts: Sequence[RunResult]) -> RunResult:
+    """One result from the shards of a class; any shard's error is the class's error."""
+    if len(parts) == 1:
+        return parts[0]
+    errors = [p.error for p in parts if p.error]
+    return RunResult(
+        label=label,
+        exit_code=max((p.exit_code for p in parts if p.exit_code is not None), default=None),
+        seconds=max(p.seconds for p in parts),
+        items=tuple(i for p in parts for i in p.items),
+        reports={k: v for p in parts for k, v in p.reports.items()},
+        seeds={k: v for p in parts for k, v in p.seeds.items()},
+        collection_errors=tuple(e for p in parts for e in p.collection_errors),
+        error="; ".join(errors) if errors else None,
+    )

@@ -1,0 +1,64 @@
+"""Split one trust class over several pytest processes, by file, and merge back.
+
+The untrusted class is usually most of a suite, and its stage runs alone (trusted
+results must be read before its code starts), so with `--jobs 2` one core would
+idle. Each shard collects only the files assigned to it (pytest never imports
+the others), so the partition is complete and disjoint: every file belongs to
+exactly one shard, by a size-balanced assignment for the files git knows and a
+stable hash for any other file pytest finds.
+
+PYTEST_DONT_REWRITE: the plugin imports this module, so it uses only the
+standard library.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+# Below this much test source per process, the extra pytest start-up costs more
+# than the split saves.
+MIN_BYTES_PER_SHARD = 16 * 1024
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int
+    count: int
+    assign: Mapping[str, int] = field(default_factory=dict)
+
+    def owns(self, path: str) -> bool:
+        return shard_of(path, self.count, self.assign) == self.index
+
+    def to_json(self) -> dict[str, object]:
+        return {"index": self.index, "count": self.count, "assign": dict(self.assign)}
+
+
+def shard_of(path: str, count: int, assign: Mapping[str, int]) -> int:
+    """The shard a file belongs to; the plugin computes the same (stdlib only)."""
+    if path in assign:
+        return assign[path]
+    return zlib.crc32(path.encode("utf-8", "surrogateescape")) % count
+
+
+def shard_count(sizes: Mapping[str, int], jobs: int) -> int:
+    return max(1, min(jobs, len(sizes), sum(sizes.values()) // MIN_BYTES_PER_SHARD))
+
+
+def balance(sizes: Mapping[str, int], count: int) -> dict[str, int]:
+    """Largest file first onto the lightest shard (LPT): near-even source per shard."""
+    loads = [0] * count
+    assign = {}
+    for path in sorted(sizes, key=lambda p: (-sizes[p], p)):
+        lightest = loads.index(min(loads))
+        assign[path] = lightest
+        loads[lightest] += sizes[path]
+    return assign
+
+
+def shards(sizes: Mapping[str, int], jobs: int) -> list[Shard]:
+    """The shards for files of these sizes (a single shard: no split)."""
+    count = shard_count(sizes, jobs)
+    assign = balance(sizes, count)
+    return [Shard(i, count, assign) for i in range(count)]

@@ -1,0 +1,74 @@
+"""Sharding a class by file: complete, disjoint, balanced, and invisible in the verdict."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from andgate.report import merge_junit
+from andgate.sample import SampleRepo
+from andgate.shard import MIN_BYTES_PER_SHARD, balance, shard_count, shard_of, shards
+
+sizes = st.dictionaries(
+    st.text("abc/_.", min_size=1, max_size=12), st.integers(0, 50_000), max_size=30
+)
+
+
+@given(sizes, st.integers(1, 4), st.text(min_size=1, max_size=20))
+def test_every_file_belongs_to_exactly_one_shard(files, jobs, other):
+    parts = shards(files, jobs)
+    for path in [*files, other]:
+        assert sum(s.owns(path) for s in parts) == 1
+
+
+@given(sizes, st.integers(1, 4))
+def test_balance_is_within_one_file_of_even(files, jobs):
+    count = shard_count(files, jobs)
+    assign = balance(files, count)
+    loads = [sum(files[p] for p in files if assign[p] == i) for i in range(count)]
+    assert max(loads) - min(loads) <= max(files.values(), default=0)
+
+
+def test_small_suites_are_not_split():
+    assert shard_count({"a.py": MIN_BYTES_PER_SHARD - 1, "b.py": 10}, jobs=2) == 1
+    assert shard_count({"a.py": MIN_BYTES_PER_SHARD, "b.py": MIN_BYTES_PER_SHARD}, jobs=2) == 2
+    assert shard_count({"a.py": 10**6}, jobs=8) == 1
+    assert shard_of("x.py", 3, {"x.py": 2}) == 2
+
+
+def test_junit_documents_merge_into_one_testsuites():
+    one = b'<?xml version="1.0"?><testsuites><testsuite name="a" tests="1"/></testsuites>'
+    two = b'<testsuite name="b" tests="2"/>'
+    merged = merge_junit([one, two])
+    assert merged is not None
+    assert merged.count(b"<testsuite ") == 2 and merged.startswith(b"<?xml")
+    assert merge_junit([one, b"<broken"]) is None
+
+
+def many_untrusted_files(repo: SampleRepo) -> None:
+    body = "".join(
+        f"\n\ndef test_case_{i}(numbers):\n    assert sum(numbers) == 6  # {'x' * 60}\n"
+        for i in range(40)
+    )
+    files = {f"tests/unit/test_bulk_{n}.py": body for n in range(12)}
+    files["tests/unit/conftest.py"] = (
+        "import pytest\n\n@pytest.fixture\ndef numbers():\n    return [1, 2, 3]\n"
+    )
+    files["tests/unit/test_bulk_3.py"] += "\n\ndef test_wrong():\n    assert 1 == 2\n"
+    repo.write(files)
+
+
+def test_a_sharded_untrusted_class_decides_like_one_process(sample):
+    head = sample.change(many_untrusted_files)
+    one = sample.gate(head, jobs=1, approved_by=("alice",))
+    split = sample.gate(head, jobs=2, approved_by=("alice",))
+    assert split.payload["reasons"] == one.payload["reasons"]
+    assert split.payload["counts"] == one.payload["counts"]
+    assert split.payload["counts"]["untrusted"] == 1 + 12 * 40 + 1
+    assert split.details("UNTRUSTED_FAILED") == [
+        "tests/unit/test_bulk_3.py::test_wrong failed: assert 1 == 2"
+    ]
+    logs = sorted(p.name for p in (split.artifacts / "logs").iterdir())
+    assert "untrusted.0.log" in logs and "untrusted.1.log" in logs
+    junit = (split.artifacts / "untrusted.xml").read_text()
+    assert junit.count("<testcase ") == split.payload["counts"]["untrusted"]
