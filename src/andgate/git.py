@@ -237,7 +237,9 @@ class Git:
         return parse_raw_diff(raw)
 
     def dirty_paths(self) -> list[str]:
-        raw = self.run("status", "--porcelain", "-z").stdout
+        # Without --no-optional-locks, status rewrites the user's index whenever
+        # it refreshes stale stat data: the index must stay byte-identical.
+        raw = self.run("--no-optional-locks", "status", "--porcelain", "-z").stdout
         return [decode_path(r[3:]) for r in raw.split(b"\0") if len(r) > 3]
 
     # -- synthetic commits --------------------------------------------------------
