@@ -287,6 +287,20 @@ def test_signal_removes_everything_and_leaves_the_checkout_byte_identical(
     assert processes_inside(tmp_path / "tmpdir") == []
 
 
+def test_stale_stat_data_in_the_users_index_is_not_refreshed(sample, tmp_path):
+    """`git status` rewrites the index when a file's stat data went stale (same
+    bytes, new mtime): andgate asks whether the checkout is dirty without that."""
+    head = sample.change(lambda r: r.write({"NOTES.txt": "release notes\n"}))
+    sample.repo.run("checkout", "-q", "-B", "work", head)
+    sample.repo.run("status", "--porcelain")
+    os.utime(sample.path / "minilib/text.py", (1_000_000_000, 1_000_000_000))
+    index = sample.path / ".git" / "index"
+    before = index.read_bytes()
+    run = sample.gate("HEAD")
+    assert run.decision == "allow" and run.payload["warnings"] == []  # same bytes: not dirty
+    assert index.read_bytes() == before
+
+
 def test_deferred_signals_hold_ctrl_c_until_the_block_ends():
     reached = []
     with pytest.raises(KeyboardInterrupt), deferred_signals():
