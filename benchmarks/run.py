@@ -1407,7 +1407,7 @@ def profile(ws: Workspace, k: int, jobs: int) -> dict[str, Any]:
     probe_log.unlink(missing_ok=True)
     env = {
         **ws.gate_env,
-        "PYTHONPATH": str(probe_dir),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(probe_dir), os.environ.get("PYTHONPATH")])),
         "PYTEST_ADDOPTS": "-p andgate_bench_probe",
         "ANDGATE_BENCH_PROBE": str(probe_log),
     }
