@@ -1557,7 +1557,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--quick", action="store_true", help="smaller repository, 1 repeat, K 0,4: a smoke test"
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    parser.add_argument("--out", type=Path, default=HERE / "results.json")
+    parser.add_argument(
+        "--out", type=Path, default=HERE / "results.json", help="default: benchmarks/results.json"
+    )
     parser.add_argument("--ks", default=None, help="known-bad fixture counts (default 0,4,16)")
     parser.add_argument("--jobs", default="1,2", help="--jobs values to measure (default 1,2)")
     parser.add_argument(
