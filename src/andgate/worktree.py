@@ -9,19 +9,20 @@ SIGTERM, removes every worktree and prunes git's bookkeeping.
 
 from __future__ import annotations
 
+import glob
 import queue
 import shutil
 import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
 
 from andgate.errors import GitError
-from andgate.git import Git
+from andgate.git import Git, decode_path
 
 # Concurrent `git worktree add` in one repository race: one reads the other's
 # half-written .git/worktrees/<name>/commondir and dies ("failed to read").
@@ -38,9 +39,10 @@ class Worktree:
     def checkout(self, commit: str) -> None:
         """Make the worktree exactly `commit`: tracked files reset, untracked removed.
 
-        `__pycache__` survives (sources changing invalidates it), which keeps
-        repeated runs in one worktree fast. A worktree is reused only by a
-        later phase that is no more trusted than the one before it.
+        `__pycache__` survives, which keeps repeated runs in one worktree fast,
+        except the bytecode of every source about to change. A worktree is
+        reused only by a later phase that is no more trusted than the one
+        before it.
         """
         if not self.created:
             self.created = True
@@ -48,8 +50,28 @@ class Worktree:
                 self.git.run("worktree", "add", "--detach", "--force", str(self.path), commit)
             self.admin_dir = self._read_admin_dir()
             return
+        self._drop_bytecode(self._paths("diff", "--name-only", "--no-renames", "-z", commit))
+        self._drop_bytecode(self._paths("ls-files", "-z", "--others", "--", "*.py"))
         self._git("checkout", "--quiet", "--force", "--detach", commit)
         self._git("clean", "-ffdqx", "-e", "__pycache__")
+
+    def _paths(self, *args: str) -> list[str]:
+        return [decode_path(p) for p in self._git(*args).stdout.split(b"\0") if p]
+
+    def _drop_bytecode(self, paths: Iterable[str]) -> None:
+        """Delete the cached bytecode (Python's and pytest's rewritten-assert
+        caches) of these sources. Python trusts a .pyc while its source keeps
+        the size and the mtime second it was compiled from, so a source that
+        git rewrites within that second, to a same-size version (a one-character
+        known-bad patch, base's code swapped for head's), would run stale code."""
+        for rel in paths:
+            if not rel.endswith(".py"):
+                continue
+            source = self.path / rel
+            cache = source.parent / "__pycache__"
+            if cache.is_dir() and not cache.is_symlink():
+                for pyc in cache.glob(f"{glob.escape(source.stem)}.*.pyc"):
+                    pyc.unlink(missing_ok=True)
 
     def _read_admin_dir(self) -> str:
         text = (self.path / ".git").read_text(encoding="utf-8")
@@ -66,6 +88,7 @@ class Worktree:
         """`git apply` a patch; return git's complaint when it does not apply."""
         proc = self._git("apply", "--whitespace=nowarn", str(patch), check=False)
         if proc.returncode == 0:
+            self._drop_bytecode(self._paths("diff", "--name-only", "--no-renames", "-z"))
             return None
         stderr = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         return stderr[0] if stderr else f"git apply exited {proc.returncode}"
