@@ -355,6 +355,42 @@ def lease_at_once(pool, commit: str, barrier: threading.Barrier, errors: list) -
         errors.append(exc)
 
 
+def test_a_reused_worktree_never_runs_stale_bytecode(make_repo, tmp_path):
+    """Python reuses a .pyc while its source keeps size and mtime second. A
+    source git rewrites within the second it was compiled (simulated below by
+    setting the old mtime back) must still run as the new source."""
+    repo = make_repo({"m.py": "X = 1\n"})
+    one = repo.run("rev-parse", "HEAD")
+    patch = tmp_path / "three.patch"
+    patch.write_text(repo.diff_of([("m.py", "X = 1", "X = 3")]))
+    repo.write({"m.py": "X = 2\n"})
+    two = repo.commit("two")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+    def value(worktree) -> str:
+        argv = [sys.executable, "-c", "import m; print(m.X)"]
+        return subprocess.run(
+            argv, cwd=worktree.path, env=env, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    def as_old_as(worktree, compiled: os.stat_result) -> None:
+        os.utime(worktree.path / "m.py", ns=(compiled.st_atime_ns, compiled.st_mtime_ns))
+
+    with worktree_pool(repo.git, tmp_path / "wts") as pool:
+        with pool.lease(one) as worktree:
+            assert value(worktree) == "1"
+            compiled = os.stat(worktree.path / "m.py")
+        with pool.lease(two) as worktree:
+            as_old_as(worktree, compiled)
+            assert value(worktree) == "2"
+        with pool.lease(one) as worktree:
+            as_old_as(worktree, compiled)
+            assert value(worktree) == "1"
+            assert worktree.apply_patch(patch) is None
+            as_old_as(worktree, compiled)
+            assert value(worktree) == "3"
+
+
 def test_no_pytest_process_starts_once_an_interrupt_is_being_handled(tmp_path):
     """A worker between its `git checkout` and Popen when Ctrl-C arrives must not
     start a process that then runs to its timeout."""
