@@ -33,9 +33,21 @@ def isolated_environment(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.delenv("ANDGATE_APPROVED_BY", raising=False)
+    # Hypothesis's pytest plugin imports all of Hypothesis at the end of every
+    # pytest process (its terminal summary): about a third of a small gate
+    # run. The sample projects do not use it; tests that do ask for it with
+    # the `hypothesis_plugin` fixture. The andgate plugin still loads through
+    # its entry point, as in a user's environment.
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
     for name in list(os.environ):
         if name.startswith("GIT_"):
             monkeypatch.delenv(name)
+
+
+@pytest.fixture
+def hypothesis_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the gate's pytest processes load Hypothesis's plugin again."""
+    monkeypatch.delenv("PYTEST_ADDOPTS")
 
 
 @dataclass

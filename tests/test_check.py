@@ -433,7 +433,7 @@ def test_timeout_is_gate_error_naming_the_class(sample):
     )
 
 
-def test_hypothesis_seed_is_derived_from_base_and_recorded(sample):
+def test_hypothesis_seed_is_derived_from_base_and_recorded(hypothesis_plugin, sample):
     def add_hypothesis_property(repo: SampleRepo) -> None:
         repo.write(
             {

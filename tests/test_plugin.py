@@ -150,7 +150,7 @@ def test_outcomes_skip_xfail_xpass_error(tmp_path: Path):
     assert "assert 1 == 2" in result.message("tests/test_mix.py::test_fail")
 
 
-def test_hypothesis_seed_is_forced_and_recorded(tmp_path: Path):
+def test_hypothesis_seed_is_forced_and_recorded(hypothesis_plugin, tmp_path: Path):
     pytest.importorskip("hypothesis")
     root = tmp_path / "proj"
     write(
