@@ -234,6 +234,7 @@ def send_to_gate(proc: subprocess.Popen[bytes], signum: int) -> None:
         ("untrusted", signal.SIGTERM, send_to_gate),  # a CI runner cancelling the job
         ("oracle", signal.SIGTERM, send_to_gate),
         ("worktree creation", signal.SIGTERM, send_to_gate),
+        ("untrusted", signal.SIGHUP, send_to_gate),  # the terminal was closed
     ],
 )
 def test_signal_removes_everything_and_leaves_the_checkout_byte_identical(

@@ -419,7 +419,9 @@ def _tolerant_streams() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     _tolerant_streams()
     args = build_parser().parse_args(argv)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    # SIGTERM (CI cancelling a job) and SIGHUP (a closed terminal) clean up like Ctrl-C.
+    caught = (signal.SIGTERM, signal.SIGHUP)
+    previous = {signum: signal.signal(signum, _raise_interrupted) for signum in caught}
     try:
         return COMMANDS[args.command](args)
     except AndgateError as exc:
@@ -429,4 +431,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("andgate: interrupted", file=sys.stderr)
         return 130
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -135,7 +135,7 @@ class WorktreePool:
 
 @contextmanager
 def deferred_signals() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM until the block ends, then deliver the first one.
+    """Hold SIGINT, SIGTERM and SIGHUP until the block ends, then deliver the first one.
 
     Cleanup must not be cut short by the second Ctrl-C of an impatient user.
     Python runs signal handlers only in the main thread, so elsewhere (and for
@@ -150,7 +150,7 @@ def deferred_signals() -> Iterator[None]:
         held.append(signum)
 
     previous = {}
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         handler = signal.getsignal(signum)
         if handler is not None:
             previous[signum] = signal.signal(signum, hold)
