@@ -41,7 +41,7 @@ from andgate.run import (
     run_pytest,
 )
 from andgate.seeds import default_hypothesis_seed, property_facts
-from andgate.shard import shards
+from andgate.shard import STARTUP_BYTES, shards
 from andgate.verdict import (
     ClassFacts,
     Facts,
@@ -400,8 +400,19 @@ def _untrusted_phase(
         deny_files=plan.untrusted_deny,
         junit_name="untrusted.xml",
     )
+    # The flake process queues on the core of the last shard, which gets
+    # correspondingly less of the untrusted source.
+    flake_weight = sum(plan.flake_sizes.values()) + STARTUP_BYTES if plan.flake_candidates else 0
     tasks = _shard_tasks(
-        "untrusted", request, plan.head, plan.untrusted_sizes, pool, scratch, opts, rec
+        "untrusted",
+        request,
+        plan.head,
+        plan.untrusted_sizes,
+        pool,
+        scratch,
+        opts,
+        rec,
+        last_preload=flake_weight,
     )
     shard_count = len(tasks)
     if plan.flake_candidates:
@@ -412,7 +423,7 @@ def _untrusted_phase(
             allow_files=plan.flake_candidates,
             junit_name="flake.xml",
         )
-        tasks.append(_task("flake", flake, plan.head, pool, scratch, opts, rec))
+        tasks.insert(shard_count - 1, _task("flake", flake, plan.head, pool, scratch, opts, rec))
     run_parallel(tasks, opts.jobs)
     _merge_shards("untrusted", shard_count, rec, scratch)
     untrusted = rec.runs["untrusted"]
@@ -447,9 +458,10 @@ def _shard_tasks(
     scratch: Path,
     opts: CheckOptions,
     rec: Recorded,
+    last_preload: int = 0,
 ) -> list[Callable[[], None]]:
     """One task per shard of a class; a single shard runs under the class's own name."""
-    parts = shards(sizes, opts.jobs)
+    parts = shards(sizes, opts.jobs, last_preload)
     if len(parts) == 1:
         return [_task(name, request, commit, pool, scratch, opts, rec)]
     return [

@@ -43,6 +43,7 @@ class Plan:
     untrusted_deny: tuple[str, ...]
     untrusted_sizes: Mapping[str, int]
     property_sizes: Mapping[str, int]
+    flake_sizes: Mapping[str, int]
     head_rules: Rules
     base_oracle_rules: Rules
     trusted_oracle_rules: Rules
@@ -189,6 +190,7 @@ def make_plan(
         deny |= head_oracle
     if not manifest.property.markers:
         deny |= prop_accepted
+    flakes = flake_candidates(git, head_files, flake_files, live_freezes)
     return Plan(
         base=base,
         head=head,
@@ -198,12 +200,13 @@ def make_plan(
         trusted_oracle_files=tuple(sorted(trusted_oracle)),
         trusted_oracle_digest=digest(f"{p} {trusted_files[p].sha}" for p in sorted(trusted_oracle)),
         property_files=tuple(sorted(prop_accepted)),
-        flake_candidates=flake_candidates(git, head_files, flake_files, live_freezes),
+        flake_candidates=flakes,
         untrusted_deny=tuple(sorted(deny)),
         untrusted_sizes=sizes_of(
             git, head_files, (p for p in head_files if is_test_file(p) and p not in deny)
         ),
         property_sizes=sizes_of(git, head_files, prop_accepted),
+        flake_sizes=sizes_of(git, head_files, flakes),
         head_rules=head_rules,
         base_oracle_rules=Rules(oracle_files=base_oracle, oracle_markers=oracle_markers),
         trusted_oracle_rules=Rules(oracle_files=trusted_oracle, oracle_markers=oracle_markers),

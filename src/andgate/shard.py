@@ -18,8 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 # Below this much test source per process, the extra pytest start-up costs more
-# than the split saves.
+# than the split saves; a pytest start-up weighs about as much as running this
+# much test source.
 MIN_BYTES_PER_SHARD = 16 * 1024
+STARTUP_BYTES = 32 * 1024
 
 
 @dataclass(frozen=True)
@@ -46,9 +48,14 @@ def shard_count(sizes: Mapping[str, int], jobs: int) -> int:
     return max(1, min(jobs, len(sizes), sum(sizes.values()) // MIN_BYTES_PER_SHARD))
 
 
-def balance(sizes: Mapping[str, int], count: int) -> dict[str, int]:
-    """Largest file first onto the lightest shard (LPT): near-even source per shard."""
+def balance(sizes: Mapping[str, int], count: int, last_preload: int = 0) -> dict[str, int]:
+    """Largest file first onto the lightest shard (LPT): near-even source per shard.
+
+    `last_preload` is work already queued before the last shard on its core (a
+    smaller process sharing that core), so the last shard gets less.
+    """
     loads = [0] * count
+    loads[-1] = last_preload
     assign = {}
     for path in sorted(sizes, key=lambda p: (-sizes[p], p)):
         lightest = loads.index(min(loads))
@@ -57,8 +64,8 @@ def balance(sizes: Mapping[str, int], count: int) -> dict[str, int]:
     return assign
 
 
-def shards(sizes: Mapping[str, int], jobs: int) -> list[Shard]:
+def shards(sizes: Mapping[str, int], jobs: int, last_preload: int = 0) -> list[Shard]:
     """The shards for files of these sizes (a single shard: no split)."""
     count = shard_count(sizes, jobs)
-    assign = balance(sizes, count)
+    assign = balance(sizes, count, last_preload if count > 1 else 0)
     return [Shard(i, count, assign) for i in range(count)]
