@@ -51,6 +51,14 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _default_jobs() -> int:
+    """$ANDGATE_JOBS (a CI setting, like --jobs in every call), else the CPUs."""
+    try:
+        return max(1, int(os.environ.get("ANDGATE_JOBS", "")))
+    except ValueError:
+        return os.cpu_count() or 1
+
+
 def _add_repo(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repo",
@@ -119,9 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--jobs",
         type=_positive_int,
-        default=os.cpu_count() or 1,
+        default=_default_jobs(),
         metavar="N",
-        help="pytest processes to run at once (default: number of CPUs)",
+        help="pytest processes to run at once (default: $ANDGATE_JOBS, else the number of CPUs)",
     )
     check.add_argument(
         "--timeout",
@@ -220,9 +228,9 @@ def _add_replay_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ign
     parser.add_argument(
         "--jobs",
         type=_positive_int,
-        default=os.cpu_count() or 1,
+        default=_default_jobs(),
         metavar="N",
-        help="pytest processes to run at once (default: number of CPUs)",
+        help="pytest processes to run at once (default: $ANDGATE_JOBS, else the number of CPUs)",
     )
     _add_timeout(parser)
 
