@@ -22,7 +22,7 @@ from andgate.freeze import parse_freezes
 from andgate.git import Git
 from andgate.inventory import Record
 from andgate.manifest import Manifest, parse_manifest
-from andgate.plan import make_plan
+from andgate.plan import Plan, make_plan
 from andgate.run import RunRequest, RunResult, run_pytest
 from andgate.worktree import scratch_dir, worktree_pool
 
@@ -79,6 +79,23 @@ class Collected:
     collection_errors: tuple[tuple[str, str], ...]
 
 
+def head_plan(
+    git: Git, head: str, config: BaseConfig, scratch: Path, live_freezes: tuple[str, ...] = ()
+) -> Plan:
+    """The plan `check` would make for head against itself: every tree is head
+    (an approved change to nothing), so no synthetic commit is written."""
+    return make_plan(
+        git,
+        head,
+        head,
+        config,
+        approved=True,
+        live_freezes=live_freezes,
+        config_differs=lambda _path: False,
+        scratch=scratch,
+    )
+
+
 def collect_inventory(
     git: Git, head: str, config: BaseConfig, today: dt.date, timeout: float
 ) -> Collected:
@@ -88,16 +105,7 @@ def collect_inventory(
     base = head: one collect-only process classifies every item.
     """
     with scratch_dir() as scratch, worktree_pool(git, scratch / "worktrees") as pool:
-        plan = make_plan(
-            git,
-            head,
-            head,
-            config,
-            approved=True,
-            live_freezes=config.live_freeze_ids(today),
-            config_differs=lambda _path: False,
-            scratch=scratch,
-        )
+        plan = head_plan(git, head, config, scratch, config.live_freeze_ids(today))
         request = RunRequest("collect", "collect", plan.head_rules, collect_only=True)
         with pool.lease(head) as worktree:
             result = run_pytest(request, worktree.path, scratch, timeout)

@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from andgate.commands.common import head_config, open_repo, plural, table
+from andgate.commands.common import head_config, head_plan, open_repo, plural, table
 from andgate.config import BaseConfig
-from andgate.plan import Plan, make_plan
+from andgate.plan import Plan
 from andgate.replay import replay_fixture
 from andgate.run import DEFAULT_TIMEOUT, Outcome, RunRequest, RunResult, run_parallel, run_pytest
 from andgate.verdict import ReplayFacts
@@ -53,16 +53,7 @@ def run_replay_known_bad(
         )
         return EXIT_NO_FIXTURES
     with scratch_dir() as scratch, worktree_pool(git, scratch / "worktrees") as pool:
-        plan = make_plan(
-            git,
-            head,
-            head,
-            config,
-            approved=True,
-            live_freezes=(),
-            config_differs=lambda _path: False,
-            scratch=scratch,
-        )
+        plan = head_plan(git, head, config, scratch)
         if not plan.trusted_oracle_files:
             return _no_oracle(config, head)
         baseline, replays = _replay_all(plan, config, pool, scratch, jobs, timeout)
