@@ -5,6 +5,9 @@ must decide exactly like a cold, serial one.
     compare_verdicts.py COLD.json WARM.json   (run.py --json outputs)
 
 Exit 0 when every scenario has the same verdict, reasons and bits in both runs.
+A reason is compared by its code and its detail up to the first ": " (the test
+or file and what happened to it): the rest is the test's own failure message,
+which may carry a measured value (a timing budget test prints its timing).
 """
 
 from __future__ import annotations
@@ -15,10 +18,17 @@ import sys
 KEYS = ("verdict", "reasons", "bits")
 
 
+def comparable(verdict: dict) -> dict:
+    reasons = [
+        (r.get("code"), str(r.get("detail", "")).split(": ")[0]) for r in verdict.get("reasons", [])
+    ]
+    return {"verdict": verdict.get("verdict"), "reasons": reasons, "bits": verdict.get("bits")}
+
+
 def verdicts(path: str) -> dict[str, dict]:
     with open(path, encoding="utf-8") as fh:
         results = json.load(fh)["results"]
-    return {r["name"]: (r.get("gate") or {}).get("verdict") or {} for r in results}
+    return {r["name"]: comparable((r.get("gate") or {}).get("verdict") or {}) for r in results}
 
 
 def main(cold_path: str, warm_path: str) -> int:
