@@ -546,3 +546,17 @@ def test_an_internal_crash_is_gate_error_with_artifacts_and_traceback(sample, mo
     assert run.verdict.exit_code == 2
     assert "ZeroDivisionError" in (run.artifacts / "logs" / "gate_error.log").read_text()
     assert sample.repo.run("worktree", "list").count("\n") == 0
+
+
+def test_an_error_outside_the_gate_is_one_line_and_exit_2(sample, capsys, monkeypatch):
+    import andgate.check
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("reporter broke\nsecond line")
+
+    monkeypatch.setattr(andgate.check, "write_artifacts", explode)
+    monkeypatch.chdir(sample.path)
+    code = main(["check", "--base", sample.base, "--head", sample.change(honest_fix)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == "andgate: internal error: RuntimeError: reporter broke\n"

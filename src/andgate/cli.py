@@ -438,6 +438,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("andgate: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # the last net: exit 2 ("could not run"), never 0, never 1
+        first = (str(exc).strip().splitlines() or [""])[0]
+        print(f"andgate: internal error: {exc.__class__.__name__}: {first}", file=sys.stderr)
+        return 2
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
