@@ -13,8 +13,10 @@ from pathlib import PurePosixPath
 
 from andgate.git import Change
 from andgate.manifest import Manifest
-from andgate.paths import is_pytest_config_name, is_test_file, is_under, matches
+from andgate.paths import TestSide, is_pytest_config_name, is_under, matches
 from andgate.verdict import ChangeFacts
+
+NO_EXTRA_TEST_SIDE = TestSide()
 
 
 def is_oracle_side(path: str, manifest: Manifest, is_oracle_file: Callable[[str], bool]) -> bool:
@@ -46,6 +48,7 @@ def sort_changes(
     is_oracle_file: Callable[[str], bool],
     config_differs: Callable[[str], bool],
     approved_by: tuple[str, ...],
+    test_side: TestSide = NO_EXTRA_TEST_SIDE,
 ) -> ChangeFacts:
     oracle, trust_root, production, tests = set(), set(), set(), set()
     for path in {p for change in changes for p in change.paths}:
@@ -56,9 +59,9 @@ def sort_changes(
         elif manifest.production_globs:
             if matches(path, manifest.production_globs):
                 production.add(path)
-            elif is_test_file(path):
+            elif test_side.holds(path):
                 tests.add(path)
-        elif is_test_file(path):
+        elif test_side.holds(path):
             tests.add(path)
         else:
             production.add(path)

@@ -26,6 +26,7 @@ from andgate.cache import KillerCache, default_cache_dir
 from andgate.config import BaseConfig, load_base_config
 from andgate.errors import AndgateError, Interrupted, ManifestError
 from andgate.git import Change, Git
+from andgate.installed import find_installed_project
 from andgate.inventory import Record, build_inventory, counts, ineffective_freezes
 from andgate.manifest import DEFAULT_MANIFEST
 from andgate.paths import is_pytest_config_name, is_under, matches, pytest_config_differs
@@ -34,6 +35,8 @@ from andgate.replay import replay_fixture
 from andgate.report import Artifacts, ReportContext, merge_junit, write_artifacts
 from andgate.run import (
     DEFAULT_TIMEOUT,
+    Outcome,
+    RunEnvironment,
     RunRequest,
     RunResult,
     merge_results,
@@ -89,6 +92,7 @@ class Recorded:
     repo: Path | None = None
     traceback: str | None = None
     files: dict[str, bytes] = field(default_factory=dict)
+    environment: RunEnvironment = field(default_factory=RunEnvironment)
 
 
 def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
@@ -182,6 +186,11 @@ def _gate(opts: CheckOptions, rec: Recorded) -> None:
             config_differs=config_differs,
             scratch=scratch,
         )
+        rec.environment = RunEnvironment(
+            checkout=git.repo,
+            project=find_installed_project(git.repo, plan.head_paths),
+            scrub_env=config.manifest.scrub_env,
+        )
         seed = opts.hypothesis_seed
         rec.property_seed = default_hypothesis_seed(base) if seed is None else seed
         _oracle_phase(plan, config, pool, scratch, opts, rec, approved=bool(approvers))
@@ -200,6 +209,7 @@ def _gate(opts: CheckOptions, rec: Recorded) -> None:
         is_oracle_file=_oracle_file_rule(config, rec),
         config_differs=config_differs,
         approved_by=approvers,
+        test_side=config.test_side,
     )
     rec.facts["freezes"] = _freeze_facts(config, opts.today, rec.inventory)
 
@@ -305,6 +315,7 @@ def _oracle_phase(
         plan.trusted_oracle_rules,
         allow_files=plan.trusted_oracle_files,
         junit_name="oracle.xml",
+        environment=rec.environment,
     )
     tasks: list[Callable[[], object]] = []
 
@@ -317,13 +328,16 @@ def _oracle_phase(
 
     if plan.trusted_oracle_files:
         tasks.append(run("oracle", oracle_request, plan.trusted))
-    if plan.base_oracle_files and not approved:
+    if plan.base_oracle_files:
+        # Pins the oracle set (unless an owner approved) and evaluates skip
+        # marks against base's code (platform skips, ORACLE_SKIPPED).
         request = RunRequest(
             "base oracle",
             "oracle",
             plan.base_oracle_rules,
             allow_files=plan.base_oracle_files,
             collect_only=True,
+            environment=rec.environment,
         )
         tasks.append(run("base_oracle", request, plan.base))
     replays = manifest.oracle_must_fail_known_bad and plan.trusted_oracle_files
@@ -372,6 +386,7 @@ def _property_phase(
             allow_files=plan.property_files,
             hypothesis_seed=rec.property_seed,
             junit_name="property.xml",
+            environment=rec.environment,
         )
         tasks = _shard_tasks(
             "property", request, plan.property_tree, plan.property_sizes, pool, scratch, opts, rec
@@ -399,6 +414,7 @@ def _untrusted_phase(
         plan.head_rules,
         deny_files=plan.untrusted_deny,
         junit_name="untrusted.xml",
+        environment=rec.environment,
     )
     # The flake process queues on the core of the last shard, which gets
     # correspondingly less of the untrusted source.
@@ -422,6 +438,7 @@ def _untrusted_phase(
             plan.head_rules,
             allow_files=plan.flake_candidates,
             junit_name="flake.xml",
+            environment=rec.environment,
         )
         tasks.insert(shard_count - 1, _task("flake", flake, plan.head, pool, scratch, opts, rec))
     run_parallel(tasks, opts.jobs)
@@ -532,9 +549,41 @@ def _oracle_facts(rec: Recorded, *, approved: bool) -> OracleFacts:
         if not approved:
             pinned = [i.facts.nodeid for i in base.selected("oracle")]
             missing = tuple(n for n in pinned if n not in collected)
+    results, not_applicable = _platform_skips(facts.results, oracle, base)
     return OracleFacts(
-        results=facts.results, collection_errors=errors, error=error, pinned_missing=missing
+        results=results,
+        collection_errors=errors,
+        error=error,
+        pinned_missing=missing,
+        not_applicable=not_applicable,
     )
+
+
+def _platform_skips(
+    results: tuple[ItemResult, ...], head: RunResult | None, base: RunResult | None
+) -> tuple[tuple[ItemResult, ...], tuple[str, ...]]:
+    """Split off the oracle items a skip/skipif mark skipped on head that the same
+    mark skips when evaluated against base too: not applicable on this machine
+    (ORACLE_SKIPPED). A skip from code (`pytest.skip()`, `importorskip`) or a
+    condition that only head's production code makes true still fails."""
+    if head is None or base is None:
+        return results, ()
+    on_base = {i.facts.nodeid: i.skip_mark for i in base.selected("oracle")}
+    on_head = {i.facts.nodeid: i.skip_mark for i in head.selected("oracle")}
+    kept, skipped = [], []
+    for result in results:
+        mark = on_head.get(result.nodeid)
+        by_mark = (
+            result.outcome is Outcome.SKIPPED
+            and mark is not None
+            and head.reports.get(result.nodeid, {}).get("skip_when") == "setup"
+            and result.message.strip() == mark.strip()
+        )
+        if by_mark and on_base.get(result.nodeid) is not None:
+            skipped.append(f"{result.nodeid} skipped: {result.message} (skipped on base too)")
+        else:
+            kept.append(result)
+    return tuple(kept), tuple(skipped)
 
 
 def _known_bad_facts(config: BaseConfig, rec: Recorded, plan: Plan) -> KnownBadFacts:

@@ -7,14 +7,15 @@ The manifest, freeze file, invariants and known-bad fixtures always come from
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from andgate.classify import accepted_invariants
 from andgate.freeze import FreezeSet, parse_freezes
 from andgate.git import Git
 from andgate.manifest import Manifest, parse_manifest
-from andgate.paths import is_under
+from andgate.paths import TestSide, is_under, test_side
+from andgate.pytest_config import CONFIG_NAMES, base_testpaths
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class BaseConfig:
     accepted: frozenset[str]
     invariants_found: bool
     known_bad: tuple[KnownBad, ...]
+    test_side: TestSide = field(default_factory=TestSide)
 
     def live_freeze_ids(self, today: dt.date) -> tuple[str, ...]:
         return tuple(f.id for f in self.freezes.live(today))
@@ -70,6 +72,21 @@ def load_base_config(git: Git, base: str, manifest_path: str) -> BaseConfig:
         accepted=accepted,
         invariants_found=invariants is not None,
         known_bad=known_bad_fixtures(git, base, manifest.known_bad_dir),
+        test_side=load_test_side(git, base, manifest),
+    )
+
+
+def load_test_side(git: Git, commit: str, manifest: Manifest) -> TestSide:
+    """The test side as `commit` defines it (contract section 2)."""
+    files = [e.path for e in git.ls_tree(commit) if e.kind == "blob"]
+    roots = {e.path: e.sha for e in git.ls_tree(commit, CONFIG_NAMES) if e.kind == "blob"}
+    blobs = git.read_blobs(roots.values())
+    configs = {path: blobs.get(sha, b"") for path, sha in roots.items() if "/" not in path}
+    return test_side(
+        files,
+        testpaths=base_testpaths(configs),
+        trusted_globs=(*manifest.oracle.globs, *manifest.property.globs),
+        support_globs=manifest.test_support_globs,
     )
 
 

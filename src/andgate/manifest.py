@@ -190,6 +190,8 @@ MANIFEST_SCHEMA = (
     Key("fixtures_dir", _relpath, "tests/oracles/fixtures"),
     Key("max_freeze_days", _positive_int, 28),
     Key("require_property_class", _bool, True),
+    Key("test_support_globs", _globs, ()),
+    Key("scrub_env", _str_list, ()),
 )
 
 
@@ -267,6 +269,8 @@ class Manifest:
     fixtures_dir: str
     max_freeze_days: int
     require_property_class: bool
+    test_support_globs: tuple[str, ...] = ()
+    scrub_env: tuple[str, ...] = ()
 
 
 def _check_lock_outside_fixtures(lock_file: str, fixtures_dir: str, source: str) -> None:

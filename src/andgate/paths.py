@@ -9,13 +9,15 @@ from __future__ import annotations
 import configparser
 import tomllib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
 import pathspec
 
-TEST_DIRS = frozenset({"tests", "test"})
+TEST_DIRS = frozenset({"tests", "test", "testing"})
+GLOB_MAGIC = frozenset("*?[")
 INI_SECTIONS = {"tox.ini": ("pytest",), "setup.cfg": ("tool:pytest",)}
 PYTEST_ONLY_CONFIGS = frozenset({"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml"})
 PYTEST_CONFIG_NAMES = PYTEST_ONLY_CONFIGS | frozenset({"tox.ini", "setup.cfg", "pyproject.toml"})
@@ -45,7 +47,8 @@ def is_under(path: str, folder: str) -> bool:
 
 
 def is_test_file(path: str) -> bool:
-    """conftest.py, test_*.py, *_test.py, or anything under a `tests`/`test` folder."""
+    """conftest.py, test_*.py, *_test.py, or anything under a `tests`, `test` or
+    `testing` folder."""
     parts = PurePosixPath(path).parts
     name = parts[-1] if parts else ""
     if name == "conftest.py" or (
@@ -53,6 +56,60 @@ def is_test_file(path: str) -> bool:
     ):
         return True
     return any(part in TEST_DIRS for part in parts[:-1])
+
+
+def glob_folder(glob: str) -> str | None:
+    """The folder a glob starts in (`tests/oracles` for `tests/oracles/**/*.py`,
+    `tests` for `tests/test_api.py`); None for a glob that starts at the root."""
+    parts = PurePosixPath(glob.strip("/")).parts
+    static = []
+    for part in parts:
+        if GLOB_MAGIC & set(part):
+            break
+        static.append(part)
+    if len(static) == len(parts):
+        static = static[:-1]  # no wildcard at all: the glob names one file
+    return "/".join(static) or None
+
+
+@dataclass(frozen=True)
+class TestSide:
+    """Which paths are the test side (contract section 2): test files by name,
+    the folders of base's pytest `testpaths` and of the oracle and property
+    globs, and `test_support_globs`."""
+
+    folders: tuple[str, ...] = ()
+    support_globs: tuple[str, ...] = ()
+
+    def holds(self, path: str) -> bool:
+        return (
+            is_test_file(path)
+            or any(is_under(path, folder) for folder in self.folders)
+            or matches(path, self.support_globs)
+        )
+
+
+def test_side(
+    files: Iterable[str],
+    *,
+    testpaths: Iterable[str],
+    trusted_globs: tuple[str, ...],
+    support_globs: tuple[str, ...],
+) -> TestSide:
+    """The test side of a tree. A `testpaths` folder or a glob's folder counts
+    only when it is a folder of tests, not of code: every Python file under it
+    is a test file by name or matches an oracle or property glob. Otherwise
+    `testpaths = src` (doctests) would make head's production code base's."""
+    files = list(files)
+    candidates = {f for f in (glob_folder(g) for g in (*testpaths, *trusted_globs)) if f}
+    folders = []
+    for folder in sorted(candidates):
+        code = [
+            p for p in files if is_under(p, folder) and p.endswith(".py") and not is_test_file(p)
+        ]
+        if not any(not matches(p, trusted_globs) for p in code):
+            folders.append(folder)
+    return TestSide(tuple(folders), support_globs)
 
 
 def is_pytest_config_name(path: str) -> bool:

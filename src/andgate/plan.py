@@ -26,7 +26,7 @@ from andgate.cache import digest
 from andgate.classify import Rules, has_accepted_invariant
 from andgate.config import BaseConfig
 from andgate.git import Git, TreeEntry
-from andgate.paths import is_pytest_config_name, is_test_file, matching
+from andgate.paths import TestSide, is_pytest_config_name, matching
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class Plan:
     property_sizes: Mapping[str, int]
     flake_sizes: Mapping[str, int]
     head_rules: Rules
+    head_paths: tuple[str, ...]
     base_oracle_rules: Rules
     trusted_oracle_rules: Rules
     property_rules: Rules
@@ -61,19 +62,20 @@ def sizes_of(git: Git, files: Mapping[str, TreeEntry], paths: Iterable[str]) -> 
     return {p: by_sha.get(files[p].sha, 0) for p in paths}
 
 
-def is_test_side(path: str, config_differs: Callable[[str], bool]) -> bool:
-    return is_test_file(path) or (is_pytest_config_name(path) and config_differs(path))
+def is_test_side(path: str, side: TestSide, config_differs: Callable[[str], bool]) -> bool:
+    return side.holds(path) or (is_pytest_config_name(path) and config_differs(path))
 
 
 def test_side_overlay(
     base: Mapping[str, TreeEntry],
     head: Mapping[str, TreeEntry],
+    side: TestSide,
     config_differs: Callable[[str], bool],
 ) -> dict[str, TreeEntry | None]:
     """Replacements that turn head's test side into base's (None deletes)."""
     replace: dict[str, TreeEntry | None] = {}
     for path in set(base) | set(head):
-        if not is_test_side(path, config_differs):
+        if not is_test_side(path, side, config_differs):
             continue
         want, have = base.get(path), head.get(path)
         if want is None:
@@ -158,7 +160,8 @@ def make_plan(
 ) -> Plan:
     manifest = config.manifest
     base_files, head_files = listing(git, base), listing(git, head)
-    overlay = {} if approved else test_side_overlay(base_files, head_files, config_differs)
+    side = config.test_side
+    overlay = {} if approved else test_side_overlay(base_files, head_files, side, config_differs)
     trusted_files = apply_overlay(head_files, overlay)
     trusted = git.commit_overlay(head, overlay, scratch / "trusted.index", "andgate: trusted tree")
 
@@ -203,11 +206,12 @@ def make_plan(
         flake_candidates=flakes,
         untrusted_deny=tuple(sorted(deny)),
         untrusted_sizes=sizes_of(
-            git, head_files, (p for p in head_files if is_test_file(p) and p not in deny)
+            git, head_files, (p for p in head_files if side.holds(p) and p not in deny)
         ),
         property_sizes=sizes_of(git, head_files, prop_accepted),
         flake_sizes=sizes_of(git, head_files, flakes),
         head_rules=head_rules,
+        head_paths=tuple(sorted(head_files)),
         base_oracle_rules=Rules(oracle_files=base_oracle, oracle_markers=oracle_markers),
         trusted_oracle_rules=Rules(oracle_files=trusted_oracle, oracle_markers=oracle_markers),
         property_rules=Rules(

@@ -12,6 +12,12 @@ andgate is installed, so it is inert unless the gate passes
 - records each item's phase outcomes, the seeds property items ran with, and
   collection errors, and writes them to the results file at the end.
 
+Under pytest-xdist the controller runs no collection: each worker classifies,
+deselects and records its items and seeds and sends them back through
+`workeroutput`, while outcomes reach the controller as reports. Every report
+counts: an item's outcome per phase is the worst it reported (a failing
+unittest `subTest`, a failed attempt that pytest-rerunfailures retried).
+
 It imports only pytest and the standard library, opens files only inside
 `with` blocks and emits no warnings: many suites run with `-W error`.
 """
@@ -25,11 +31,35 @@ from typing import Any
 
 import pytest
 
+from andgate import redirect
 from andgate.classify import ItemFacts, Rules, classify_item
 from andgate.shard import shard_of
 
 RESULTS_SCHEMA = "andgate.results/1"
 RECORDER_KEY = pytest.StashKey["Recorder"]()
+WORKER_KEY = "andgate"
+# Worse outcomes win when an item reports a phase more than once.
+SEVERITY = {"passed": 0, "skipped": 1, "failed": 2}
+
+
+def _read_spec(spec_path: str) -> dict[str, Any]:
+    with open(spec_path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def redirect_imports(spec_path: str) -> None:
+    """Point imports of the project at this process's worktree (see `redirect`)."""
+    spec = _read_spec(spec_path)
+    if spec.get("checkout"):
+        redirect.apply(spec["checkout"], spec["root"], spec.get("project", {}).get("roots", ()))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """xdist workers are fresh interpreters: redirect before any conftest imports."""
+    spec_path = getattr(early_config.known_args_namespace, "andgate_run", None)
+    if spec_path and hasattr(early_config, "workerinput"):
+        redirect_imports(spec_path)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,10 +76,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     spec_path = config.getoption("andgate_run", None)
-    if not spec_path or hasattr(config, "workerinput"):
+    if not spec_path:
         return
-    with open(spec_path, encoding="utf-8") as fh:
-        spec = json.load(fh)
+    spec = _read_spec(spec_path)
     seed = spec.get("hypothesis_seed")
     # Set before Hypothesis's own pytest_configure reads it (we run tryfirst).
     if seed is not None and getattr(config.option, "hypothesis_seed", "absent") is None:
@@ -83,10 +112,14 @@ class Recorder:
             self.allow_dirs.update(path.parents)
         self.deny_files = {self.root / p for p in spec.get("deny_files", ())}
         self.shard = spec.get("shard")
-        self.items: list[dict[str, Any]] = []
+        self.checkout = spec.get("checkout")
+        self.project_names = spec.get("project", {}).get("names", ())
+        self.is_worker = hasattr(config, "workerinput")
+        self.items: dict[str, dict[str, Any]] = {}
         self.reports: dict[str, dict[str, Any]] = {}
         self.seeds: dict[str, list[Any]] = {}
-        self.collection_errors: list[dict[str, str]] = []
+        self.collection_errors: dict[str, str] = {}
+        self.foreign: set[str] = set()
         # Reports carry pytest's node id; this maps it to the root-relative one.
         self.canonical: dict[str, str] = {}
 
@@ -115,8 +148,7 @@ class Recorder:
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            text = str(report.longrepr)
-            self.collection_errors.append({"nodeid": report.nodeid, "message": _short(text)})
+            self.collection_errors.setdefault(report.nodeid, _short(str(report.longrepr)))
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(
@@ -126,10 +158,13 @@ class Recorder:
         for item in items:
             facts = self._facts(item)
             cls, why = classify_item(facts, self.rules)
-            self.items.append({**facts.to_json(), "class": cls.value, "why": why})
             wanted = cls.value == self.role or self.role == "collect"
             if self.only_ids is not None:
                 wanted = wanted and facts.nodeid in self.only_ids
+            record = {**facts.to_json(), "class": cls.value, "why": why}
+            if wanted and self.role != "collect":
+                record["skip_mark"] = _skip_mark(item)
+            self.items[facts.nodeid] = record
             (keep if wanted else drop).append(item)
             self.canonical[item.nodeid] = facts.nodeid
         if drop:
@@ -156,13 +191,47 @@ class Recorder:
             self.seeds.setdefault(self.canonical.get(item.nodeid, item.nodeid), []).extend(seeds)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        nodeid = self.canonical.get(report.nodeid, report.nodeid)
-        entry = self.reports.setdefault(nodeid, {})
-        entry[report.when] = report.outcome
+        """Keep each phase's worst outcome over every report: sub-tests report
+        on their own, and pytest-rerunfailures reports each failed attempt as
+        'rerun' before the attempt that counts."""
+        entry = self.reports.setdefault(report.nodeid, {})
+        if report.outcome == "rerun":
+            entry["reruns"] = entry.get("reruns", 0) + 1
+            entry.setdefault("rerun_message", _failure_summary(report))
+            return
+        if _is_subtest(report):
+            if report.failed:
+                entry["subtests_failed"] = entry.get("subtests_failed", 0) + 1
+                entry["call"] = "failed"
+                entry.setdefault("message", f"sub-test failed: {_failure_summary(report)}")
+            return
+        previous = entry.get(report.when)
+        if previous is None or SEVERITY.get(report.outcome, 3) > SEVERITY.get(previous, 3):
+            entry[report.when] = report.outcome
         if hasattr(report, "wasxfail"):
             entry["wasxfail"] = True
-        if report.failed and "message" not in entry:
-            entry["message"] = _failure_summary(report)
+            entry.setdefault("message", str(report.wasxfail))
+        if report.failed:
+            entry.setdefault("message", _failure_summary(report))
+        elif report.skipped and not hasattr(report, "wasxfail"):
+            entry["skip_when"] = report.when
+            entry.setdefault("message", _skip_reason(report))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """xdist: a worker finished; take what it collected and recorded."""
+        data = getattr(node, "workeroutput", {}).get(WORKER_KEY)
+        if not data:
+            return
+        worker = json.loads(data)
+        for nodeid, record in worker["items"].items():
+            self.items.setdefault(nodeid, record)
+        self.canonical.update(worker["canonical"])
+        for nodeid, seeds in worker["seeds"].items():
+            self.seeds.setdefault(nodeid, []).extend(seeds)
+        for nodeid, message in worker["collection_errors"].items():
+            self.collection_errors.setdefault(nodeid, message)
+        self.foreign.update(worker["foreign"])
 
     def pytest_report_header(self, config: pytest.Config) -> str:
         seed = getattr(config.option, "hypothesis_seed", None)
@@ -175,14 +244,23 @@ class Recorder:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         # First, so a plugin that fails later in this hook (pytest's junitxml
         # cannot write a non-UTF-8 file name) cannot cost the gate its results.
+        if self.checkout:
+            found = redirect.foreign_modules(self.checkout, str(self.root), self.project_names)
+            self.foreign.update(found)
+        if self.is_worker:
+            self.config.workeroutput[WORKER_KEY] = json.dumps(self._worker_payload(), default=repr)
+            return
         payload = {
             "schema": RESULTS_SCHEMA,
             "role": self.role,
             "exitstatus": int(exitstatus),
-            "items": self.items,
-            "reports": self.reports,
+            "items": list(self.items.values()),
+            "reports": {self.canonical.get(k, k): v for k, v in self.reports.items()},
             "seeds": self.seeds,
-            "collection_errors": self.collection_errors,
+            "collection_errors": [
+                {"nodeid": k, "message": v} for k, v in self.collection_errors.items()
+            ],
+            "foreign_imports": sorted(self.foreign),
             "hypothesis_seed": getattr(self.config.option, "hypothesis_seed", None),
             "pytest_version": pytest.__version__,
         }
@@ -190,6 +268,39 @@ class Recorder:
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, default=repr)
         os.replace(tmp, self.results_path)
+
+    def _worker_payload(self) -> dict[str, Any]:
+        return {
+            "items": self.items,
+            "canonical": self.canonical,
+            "seeds": self.seeds,
+            "collection_errors": self.collection_errors,
+            "foreign": sorted(self.foreign),
+        }
+
+
+def _is_subtest(report: pytest.TestReport) -> bool:
+    """A sub-test's report (pytest's `subtests`, unittest `subTest`, pytest-subtests)."""
+    return type(report).__name__ in ("SubtestReport", "SubTestReport")
+
+
+def _skip_mark(item: pytest.Item) -> str | None:
+    """The reason a skip/skipif mark skips this item here, or None. Evaluated
+    with pytest's own rules; a condition that cannot be evaluated is no skip."""
+    try:
+        from _pytest.skipping import evaluate_skip_marks
+
+        skip = evaluate_skip_marks(item)
+    except (Exception, pytest.fail.Exception, pytest.skip.Exception):
+        return None
+    return None if skip is None else str(skip.reason)
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    """pytest's reason for a skip ("requires Python 3.13"), without "Skipped: "."""
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return str(reason).removeprefix("Skipped: ").strip()[:300]
 
 
 def _seeds_of(item: pytest.Item) -> list[Any]:

@@ -24,7 +24,8 @@ from andgate.run import Outcome, RunRequest, run_pytest
 from andgate.verdict import ReplayFacts
 from andgate.worktree import WorktreePool
 
-BITES = {Outcome.FAILED, Outcome.ERROR}
+# An attempt that failed and passed on rerun noticed the bug too.
+BITES = {Outcome.FAILED, Outcome.ERROR, Outcome.RERUN_PASSED}
 DIFF_HEADER = re.compile(rb"^diff --git a/.* b/(?P<path>.*)$")
 # A symbolic link (mode 120000) created, re-targeted or re-moded by the patch.
 SYMLINK_LINE = re.compile(rb"^(?:new file mode|new mode) 120000\s*$|^index \S+ 120000\s*$")

@@ -25,11 +25,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, TypeVar
 
 from andgate.classify import ItemFacts, Rules
 from andgate.git import clean_env
+from andgate.installed import InstalledProject
+from andgate.pytest_config import root_config_file
 from andgate.shard import Shard
 from andgate.worktree import deferred_signals
 
@@ -41,12 +44,13 @@ EXIT_CANNOT_IMPORT = 121
 BOOTSTRAP = (
     "import os, sys\n"
     "try:\n"
-    "    import andgate.plugin, pytest\n"
+    "    import andgate.plugin, andgate.redirect, pytest\n"
     "except ImportError as exc:\n"
     "    print('andgate-bootstrap:', exc, file=sys.stderr)\n"
     f"    raise SystemExit({EXIT_CANNOT_IMPORT})\n"
     "sys.path.insert(0, os.getcwd())\n"
-    "code = int(pytest.main(sys.argv[1:]))\n"
+    "andgate.plugin.redirect_imports(sys.argv[1])\n"
+    "code = int(pytest.main(sys.argv[2:]))\n"
     "sys.stdout.flush()\n"
     "sys.stderr.flush()\n"
     "os._exit(code)\n"
@@ -57,6 +61,10 @@ BOOTSTRAP = (
 # the process alive until the timeout.
 DEFAULT_TIMEOUT = 1800.0
 TOKEN_VAR = "ANDGATE_RUN_TOKEN"
+# CI credentials that test code must never see (contract section 4), plus the
+# manifest's `scrub_env` globs.
+SCRUBBED_ENV = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_*", "INPUT_*", "ANDGATE_APPROVED_BY")
+KILL_WAIT = 30.0
 # pytest exit codes (pytest.ExitCode), kept numeric so results files stay plain JSON.
 EXIT_INTERNAL_ERROR, EXIT_USAGE_ERROR, EXIT_NO_TESTS = 3, 4, 5
 
@@ -69,6 +77,8 @@ class Outcome(enum.StrEnum):
     XFAILED = "xfailed"
     XPASSED = "xpassed"
     MISSING = "missing"
+    # Failed at least one attempt, then passed when pytest-rerunfailures retried it.
+    RERUN_PASSED = "passed only on rerun"
 
 
 def item_outcome(phases: Mapping[str, Any] | None) -> Outcome:
@@ -91,8 +101,21 @@ def item_outcome(phases: Mapping[str, Any] | None) -> Outcome:
     if teardown == "failed":
         return Outcome.ERROR
     if call == "passed" and teardown == "passed":
+        if phases.get("reruns"):
+            return Outcome.RERUN_PASSED
         return Outcome.XPASSED if xfail else Outcome.PASSED
     return Outcome.MISSING
+
+
+@dataclass(frozen=True)
+class RunEnvironment:
+    """What every pytest process of one check shares: the user's checkout (so
+    imports pointing into it are redirected to the worktree), the project's
+    installed import names, and the environment names kept from test code."""
+
+    checkout: Path | None = None
+    project: InstalledProject = field(default_factory=InstalledProject)
+    scrub_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -110,6 +133,7 @@ class RunRequest:
     hypothesis_seed: int | None = None
     junit_name: str | None = None
     shard: Shard | None = None
+    environment: RunEnvironment = field(default_factory=RunEnvironment)
 
 
 @dataclass(frozen=True)
@@ -117,6 +141,7 @@ class CollectedItem:
     facts: ItemFacts
     cls: str
     why: str
+    skip_mark: str | None = None  # the reason a skip/skipif mark skips it here
 
 
 @dataclass(frozen=True)
@@ -141,11 +166,18 @@ class RunResult:
         return item_outcome(self.reports.get(nodeid))
 
     def message(self, nodeid: str) -> str:
-        return str(self.reports.get(nodeid, {}).get("message", ""))
+        entry = self.reports.get(nodeid, {})
+        return str(entry.get("message") or entry.get("rerun_message") or "")
 
 
-def pytest_argv(request: RunRequest, spec_path: Path, junit: Path | None) -> list[str]:
-    argv = [sys.executable, "-P", "-c", BOOTSTRAP, f"--andgate-run={spec_path}"]
+def pytest_argv(
+    request: RunRequest, spec_path: Path, junit: Path | None, worktree: Path, config: Path
+) -> list[str]:
+    """The pytest command line. rootdir, config file and conftest boundary are
+    the worktree's, given explicitly: pytest must never pick up a `pytest.ini`
+    or a `conftest.py` that something left in a folder above the worktree."""
+    argv = [sys.executable, "-P", "-c", BOOTSTRAP, str(spec_path), f"--andgate-run={spec_path}"]
+    argv += [f"--rootdir={worktree}", "-c", str(config), f"--confcutdir={worktree}"]
     argv += ["-p", "no:cacheprovider", "-rfE", "--continue-on-collection-errors"]
     if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         argv += ["-p", "andgate.plugin"]
@@ -158,6 +190,19 @@ def pytest_argv(request: RunRequest, spec_path: Path, junit: Path | None) -> lis
     return argv
 
 
+def _config_file(worktree: Path, scratch: Path) -> Path:
+    """The config file pytest would pick in the worktree's root, else an empty
+    one of the gate's (never one from a folder above the worktree)."""
+    chosen = root_config_file(worktree)
+    if chosen is not None:
+        return worktree / chosen
+    empty = scratch / "no-config" / "pytest.ini"
+    if not empty.exists():
+        empty.parent.mkdir(parents=True, exist_ok=True)
+        empty.write_text("[pytest]\n", encoding="utf-8")
+    return empty
+
+
 def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: float) -> RunResult:
     """Run `request` in `worktree`; `scratch` is a gate-owned folder outside it."""
     scratch.mkdir(parents=True, exist_ok=True)
@@ -166,6 +211,7 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
     junit = scratch / f"{stem}.xml" if request.junit_name else None
     log = scratch / f"{stem}.log"
     results.unlink(missing_ok=True)
+    environment = request.environment
     spec = {
         "role": request.role,
         "root": str(worktree),
@@ -176,11 +222,14 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
         "only_ids": None if request.only_ids is None else list(request.only_ids),
         "hypothesis_seed": request.hypothesis_seed,
         "shard": None if request.shard is None else request.shard.to_json(),
+        "checkout": None if environment.checkout is None else str(environment.checkout),
+        "project": environment.project.to_json(),
     }
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
-    argv = pytest_argv(request, spec_path, junit)
+    argv = pytest_argv(request, spec_path, junit, worktree, _config_file(worktree, scratch))
     started = time.monotonic()
-    code, timed_out = _run_in_own_session(argv, worktree, log, timeout)
+    env = test_environment(environment.scrub_env)
+    code, timed_out = _run_in_own_session(argv, worktree, log, timeout, env)
     seconds = time.monotonic() - started
     if timed_out:
         error = f"the {request.label} pytest process ran past the {timeout:.0f}s timeout"
@@ -228,13 +277,23 @@ def run_parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
             _STOPPING.clear()
 
 
-def _run_in_own_session(argv: list[str], cwd: Path, log: Path, timeout: float) -> tuple[int, bool]:
-    token = secrets.token_hex(8)
-    env = clean_env({TOKEN_VAR: token})
+def test_environment(scrub_globs: Sequence[str] = ()) -> dict[str, str]:
+    """os.environ for a pytest process: no GIT_* variable, no CI credential, none
+    of the manifest's `scrub_env` names."""
+    patterns = (*SCRUBBED_ENV, *scrub_globs)
+    env = {k: v for k, v in clean_env().items() if not any(fnmatchcase(k, p) for p in patterns)}
     env.pop("LC_ALL", None)
     # Bytecode caches only save work (pytest's rewritten-assert caches above
     # all): without them every process re-compiles the test suite and plugins.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _run_in_own_session(
+    argv: list[str], cwd: Path, log: Path, timeout: float, env: dict[str, str]
+) -> tuple[int, bool]:
+    token = secrets.token_hex(8)
+    env = {**env, TOKEN_VAR: token}
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             argv,
@@ -263,9 +322,11 @@ def _run_in_own_session(argv: list[str], cwd: Path, log: Path, timeout: float) -
 
 
 def _kill_group(proc: subprocess.Popen[bytes], token: str) -> None:
-    """Kill the process and anything it left running (daemons forked by tests)."""
+    """Kill the process and anything it left running (daemons forked by tests).
+    The wait is bounded: a process stuck in the kernel must not hang the gate."""
     _signal_group(proc)
-    proc.wait()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=KILL_WAIT)
     kill_escaped(token)
 
 
@@ -355,13 +416,29 @@ def _parse_payload(payload: dict[str, Any], base: dict[str, Any]) -> RunResult:
     if payload.get("schema") != "andgate.results/1":
         raise ValueError(f"unknown results schema {payload.get('schema')!r}")
     items = tuple(
-        CollectedItem(ItemFacts.from_json(i), str(i["class"]), str(i["why"]))
+        CollectedItem(
+            ItemFacts.from_json(i),
+            str(i["class"]),
+            str(i["why"]),
+            None if i.get("skip_mark") is None else str(i["skip_mark"]),
+        )
         for i in payload["items"]
     )
     reports = {str(k): dict(v) for k, v in payload["reports"].items()}
     seeds = {str(k): tuple(v) for k, v in payload["seeds"].items()}
     errors = tuple((str(e["nodeid"]), str(e["message"])) for e in payload["collection_errors"])
-    return RunResult(**base, items=items, reports=reports, seeds=seeds, collection_errors=errors)
+    foreign = [str(f) for f in payload.get("foreign_imports", ())]
+    error = None
+    if foreign:
+        error = (
+            f"the {base['label']} pytest process imported {foreign[0]}"
+            f"{f' (and {len(foreign) - 1} more)' if len(foreign) > 1 else ''}, not from its "
+            "worktree, so it did not test head; install the project so that andgate can "
+            "redirect it (pip install -e . or pip install .), or report the layout"
+        )
+    return RunResult(
+        **base, items=items, reports=reports, seeds=seeds, collection_errors=errors, error=error
+    )
 
 
 def _bootstrap_problem(log: Path) -> str:

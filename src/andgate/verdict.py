@@ -39,6 +39,7 @@ class Reason(enum.StrEnum):
 
 class Warning_(enum.StrEnum):
     FREEZE_INEFFECTIVE = "FREEZE_INEFFECTIVE"
+    ORACLE_SKIPPED = "ORACLE_SKIPPED"
     ORACLE_CHANGED = "ORACLE_CHANGED"
     UNTRUSTED_FAILED = "UNTRUSTED_FAILED"
     UNCOMMITTED_CHANGES = "UNCOMMITTED_CHANGES"
@@ -125,6 +126,7 @@ class ClassFacts:
 @dataclass(frozen=True)
 class OracleFacts(ClassFacts):
     pinned_missing: tuple[str, ...] = ()
+    not_applicable: tuple[str, ...] = ()  # platform skips that hold on base too
 
 
 @dataclass(frozen=True)
@@ -249,8 +251,9 @@ def _class_findings(
     for result in facts.results:
         if result.outcome not in passing:
             detail = f"{result.nodeid} {result.outcome.value}"
-            if result.message:
-                detail += f": {result.message.splitlines()[-1][:200]}"
+            lines = result.message.strip().splitlines()
+            if lines:
+                detail += f": {lines[-1][:200]}"
             found.append(_f(failed, detail, bit))
     return found
 
@@ -260,6 +263,7 @@ def oracle_findings(facts: OracleFacts) -> list[Finding]:
     found += [
         _f(Reason.ORACLE_FAILED, f"{n} missing on head", Bit.ORACLE) for n in facts.pinned_missing
     ]
+    found += [_f(Warning_.ORACLE_SKIPPED, d) for d in facts.not_applicable]
     if not facts.results and not facts.pinned_missing and not facts.error:
         found.append(_f(Reason.NO_ORACLE, "no oracle item was collected", Bit.ORACLE))
     return found
@@ -320,7 +324,13 @@ def freeze_findings(facts: FreezeFacts) -> list[Finding]:
 
 
 def untrusted_findings(facts: ClassFacts, fail_closed: bool) -> list[Finding]:
-    passing = {Outcome.PASSED, Outcome.SKIPPED, Outcome.XFAILED, Outcome.XPASSED}
+    passing = {
+        Outcome.PASSED,
+        Outcome.SKIPPED,
+        Outcome.XFAILED,
+        Outcome.XPASSED,
+        Outcome.RERUN_PASSED,
+    }
     found = _class_findings(facts, Reason.UNTRUSTED_FAILED, Bit.UNTRUSTED, passing)
     if fail_closed:
         return found

@@ -1,0 +1,116 @@
+"""Make a pytest process import the project from its own worktree.
+
+PYTEST_DONT_REWRITE. Runs inside the gate's pytest processes (the bootstrap,
+and xdist workers through the plugin), so it imports only the standard library.
+
+An editable install points into the user's checkout: a `.pth` path entry
+(`/repo/src`) or an import finder whose mapping names files there (setuptools'
+`MAPPING`, the `editables` redirector). Every such path whose counterpart
+exists in the worktree is rewritten to that counterpart: `/repo/src` becomes
+`<worktree>/src`. Paths to untracked places in the checkout (a `.venv/` holding
+pytest itself) have no counterpart and are left alone. A copy installed in
+site-packages is shadowed by putting the worktree's folders for the project's
+import names (found by the gate, `andgate.installed`) first on `sys.path`.
+
+`foreign_modules` is the check that follows: a module the process imported
+from the checkout, or a project module imported from anywhere but the
+worktree, means the run did not test head, and the gate blocks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+Remap = Callable[[str], "str | None"]
+STDLIB_FINDERS = ("_frozen_importlib", "_frozen_importlib_external")
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def remapper(checkout: str, worktree: str) -> Remap:
+    """A function from a path in the checkout to its counterpart in the worktree
+    (None when the path is elsewhere, already in the worktree, or untracked)."""
+    checkout, worktree = os.path.realpath(checkout), os.path.realpath(worktree)
+
+    def remap(path: str) -> str | None:
+        if not isinstance(path, str) or not os.path.isabs(path):
+            return None
+        real = os.path.realpath(path)
+        if _inside(real, worktree) or not _inside(real, checkout):
+            return None
+        counterpart = os.path.join(worktree, os.path.relpath(real, checkout))
+        return counterpart if os.path.exists(counterpart) else None
+
+    return remap
+
+
+def _remap_value(value: Any, remap: Remap) -> Any:
+    if isinstance(value, str):
+        return remap(value) or value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return [remap(v) or v for v in value]
+    return value
+
+
+def _remap_mappings(namespace: Mapping[str, Any], remap: Remap) -> None:
+    """Rewrite, in place, every dict of the namespace that maps names to paths."""
+    for name, value in list(namespace.items()):
+        if name.startswith("__"):
+            continue  # __builtins__, __dict__: never a finder's mapping
+        if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+            for key, path in list(value.items()):
+                value[key] = _remap_value(path, remap)
+
+
+def _finder_namespaces(finder: object) -> Iterable[Mapping[str, Any]]:
+    module = sys.modules.get(getattr(finder, "__module__", "") or "")
+    for owner in (finder, type(finder), module):
+        if owner is not None:
+            try:
+                yield vars(owner)
+            except TypeError:
+                continue
+
+
+def apply(checkout: str, worktree: str, roots: Iterable[str] = ()) -> None:
+    """Point `sys.path`, editable finders and the project's roots at the worktree."""
+    remap = remapper(checkout, worktree)
+    sys.path[:] = [remap(p) or p for p in sys.path]
+    for finder in list(sys.meta_path):
+        owner = finder if isinstance(finder, type) else type(finder)
+        if getattr(owner, "__module__", "") in STDLIB_FINDERS:
+            continue
+        for namespace in _finder_namespaces(finder):
+            _remap_mappings(namespace, remap)
+    front = [os.path.join(worktree, r) if r != "." else worktree for r in roots]
+    sys.path[:0] = [p for p in front if p not in sys.path[:1]]
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and remap(file):
+            del sys.modules[name]  # imported from the checkout before we got here
+    sys.path_importer_cache.clear()
+    importlib.invalidate_caches()
+
+
+def foreign_modules(checkout: str, worktree: str, names: Iterable[str]) -> list[str]:
+    """Modules this process imported from somewhere other than the worktree:
+    any with a counterpart in the checkout, and any of the project's names."""
+    remap = remapper(checkout, worktree)
+    worktree_real = os.path.realpath(worktree)
+    project = set(names)
+    found = []
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str):
+            continue
+        top = name.partition(".")[0]
+        elsewhere = top in project and not _inside(os.path.realpath(file), worktree_real)
+        if remap(file) or elsewhere:
+            found.append(f"{name} from {file}")
+    return sorted(found)
