@@ -58,18 +58,20 @@ def is_test_file(path: str) -> bool:
     return any(part in TEST_DIRS for part in parts[:-1])
 
 
-def glob_folder(glob: str) -> str | None:
+def glob_folder(glob: str, *, names_folder: bool = False) -> str | None:
     """The folder a glob starts in (`tests/oracles` for `tests/oracles/**/*.py`,
-    `tests` for `tests/test_api.py`); None for a glob that starts at the root."""
+    `tests` for `tests/test_api.py`); None for a glob that starts at the root.
+    With `names_folder`, a glob without wildcards names a folder (`testpaths`)."""
     parts = PurePosixPath(glob.strip("/")).parts
     static = []
     for part in parts:
         if GLOB_MAGIC & set(part):
             break
         static.append(part)
-    if len(static) == len(parts):
+    if len(static) == len(parts) and not names_folder:
         static = static[:-1]  # no wildcard at all: the glob names one file
-    return "/".join(static) or None
+    folder = "/".join(static)
+    return None if folder in ("", ".") else folder
 
 
 @dataclass(frozen=True)
@@ -101,9 +103,11 @@ def test_side(
     is a test file by name or matches an oracle or property glob. Otherwise
     `testpaths = src` (doctests) would make head's production code base's."""
     files = list(files)
-    candidates = {f for f in (glob_folder(g) for g in (*testpaths, *trusted_globs)) if f}
+    candidates = {glob_folder(g, names_folder=True) for g in testpaths}
+    candidates |= {glob_folder(g) for g in trusted_globs}
+    candidates.discard(None)
     folders = []
-    for folder in sorted(candidates):
+    for folder in sorted(c for c in candidates if c):
         code = [
             p for p in files if is_under(p, folder) and p.endswith(".py") and not is_test_file(p)
         ]

@@ -18,7 +18,15 @@ from typing import Any, Protocol
 
 from andgate.inventory import Record
 from andgate.seeds import seeds_payload
-from andgate.verdict import SCHEMA, Bit, ChangeFacts, PropertyFacts, ReplayFacts, Verdict
+from andgate.verdict import (
+    SCHEMA,
+    Bit,
+    ChangeFacts,
+    Finding,
+    PropertyFacts,
+    ReplayFacts,
+    Verdict,
+)
 
 EMPTY_JUNIT = b'<?xml version="1.0" encoding="utf-8"?><testsuites />\n'
 JUNIT_FILES = {
@@ -27,7 +35,7 @@ JUNIT_FILES = {
     "untrusted": "untrusted.xml",
     "flake": "flake.xml",
 }
-SUMMARY_REASON_LIMIT = 40
+SUMMARY_PER_CODE = 10
 BIT_LABELS = {
     Bit.AUTHORSHIP: "authorship (who changed trust-root files)",
     Bit.LOCKS: "fixture locks",
@@ -171,19 +179,13 @@ class SummaryMarkdown:
         reasons = ctx.verdict.reasons
         if not reasons:
             return ["Every trust class holds: nothing blocks this change.", ""]
-        lines = [f"## Why it blocks ({len(reasons)})", ""]
-        for reason in reasons[:SUMMARY_REASON_LIMIT]:
-            lines.append(f"- **{reason.code.value}**: {_md(reason.detail)}")
-        if len(reasons) > SUMMARY_REASON_LIMIT:
-            lines.append(f"- … and {len(reasons) - SUMMARY_REASON_LIMIT} more in verdict.json")
+        lines = [f"## Why it blocks ({len(reasons)})", "", *_grouped(reasons, bold=True)]
         return [*lines, ""]
 
     def _warnings(self, ctx: ReportContext) -> list[str]:
         if not ctx.verdict.warnings:
             return []
-        lines = ["## Warnings", ""]
-        lines += [f"- {w.code.value}: {_md(w.detail)}" for w in ctx.verdict.warnings]
-        return [*lines, ""]
+        return ["## Warnings", "", *_grouped(ctx.verdict.warnings, bold=False), ""]
 
     def _bits(self, ctx: ReportContext) -> list[str]:
         lines = ["## Checks", "", "| check | holds |", "|---|---|"]
@@ -218,6 +220,24 @@ class SummaryMarkdown:
                 f"| {r.name} | {'yes' if r.applied else 'no'} | {killed} | {r.seconds:.1f} |"
             )
         return [*lines, ""]
+
+
+def _grouped(findings: Sequence[Finding], *, bold: bool) -> list[str]:
+    """One bullet per finding; a code with more than SUMMARY_PER_CODE findings
+    becomes a count and its first SUMMARY_PER_CODE, the rest in verdict.json."""
+    by_code: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_code.setdefault(finding.code.value, []).append(finding)
+    lines = []
+    for code, group in by_code.items():
+        label = f"**{code}**" if bold else code
+        if len(group) <= SUMMARY_PER_CODE:
+            lines += [f"- {label}: {_md(f.detail)}" for f in group]
+            continue
+        lines.append(f"- {label}: {len(group)} findings; the first {SUMMARY_PER_CODE}:")
+        lines += [f"  - {_md(f.detail)}" for f in group[:SUMMARY_PER_CODE]]
+        lines.append(f"  - … and {len(group) - SUMMARY_PER_CODE} more in verdict.json")
+    return lines
 
 
 def _md(text: str) -> str:

@@ -1,0 +1,553 @@
+"""Real projects: the gate decides on head's code in the environment CI really has.
+
+Each test is one defence of "Real projects I" (the installed project redirected
+to the worktree, pytest-xdist and pytest-rerunfailures in the user's config,
+sub-tests, CI credentials, the test side beyond `tests/`, config files planted
+above the worktrees, platform skips) on a small sample project, and each was
+checked the hard way: the defence removed, the test red, the defence restored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from andgate.demo import honest_fix
+from andgate.sample import AGENT, BASE_FILES, SampleRepo, build_sample
+from conftest import Sample
+
+pytestmark = pytest.mark.slow
+
+BROKEN_MEAN = ("return sum(xs) / len(xs)", "return sum(xs) / (len(xs) + 1)")
+RERUNS_INI = "[pytest]\ntestpaths = tests\naddopts = --reruns 2\n"
+
+
+def sample_with(tmp_path: Path, files: dict[str, str]) -> Sample:
+    """The sample project with some base files replaced or added."""
+    repo, base = build_sample(tmp_path / "sample", {**BASE_FILES, **files})
+    return Sample(repo, base, tmp_path)
+
+
+def break_mean(repo: SampleRepo) -> None:
+    repo.edit("minilib/mathx.py", *BROKEN_MEAN)
+
+
+# -- pytest-xdist ----------------------------------------------------------------------
+
+
+XDIST_INI = "[pytest]\ntestpaths = tests\naddopts = -n 2\n"
+
+
+def test_xdist_in_the_users_config_gives_the_same_verdict(tmp_path):
+    plain = sample_with(tmp_path / "plain", {})
+    xdist = sample_with(tmp_path / "xdist", {"pytest.ini": XDIST_INI})
+    for change in (honest_fix, break_mean):
+        want = plain.gate(plain.change(change))
+        got = xdist.gate(xdist.change(change))
+        assert got.decision == want.decision, got.payload["reasons"]
+        assert sorted(got.codes) == sorted(want.codes)
+        assert got.payload["counts"] == want.payload["counts"]
+        assert got.payload["bits"] == want.payload["bits"]
+    assert "tests/oracles/test_math_oracle.py::test_mean failed" in " ".join(
+        got.details("ORACLE_FAILED")
+    )
+
+
+def test_xdist_workers_never_run_untrusted_code_in_the_oracle_process(tmp_path):
+    """An untrusted test module that breaks every oracle at import time stays
+    in the untrusted process, with xdist workers as without."""
+    sample = sample_with(tmp_path, {"pytest.ini": XDIST_INI})
+    poison = (
+        "import minilib.mathx\n"
+        "minilib.mathx.clamp = lambda x, lo, hi: -999\n"
+        "def test_poison():\n    assert True\n"
+    )
+    run = sample.gate(sample.change(lambda r: r.write({"tests/test_poison.py": poison})))
+    assert run.decision == "allow", run.payload["reasons"]
+
+
+# -- pytest-rerunfailures ----------------------------------------------------------------
+
+
+FIRST_CALL_BUG = (
+    "def clamp(x, lo, hi):\n",
+    "_CALLS = []\n\n\ndef clamp(x, lo, hi):\n    _CALLS.append(1)\n"
+    "    if len(_CALLS) == 1:\n        return x + 1000\n",
+)
+
+
+def test_an_oracle_that_passes_only_on_rerun_did_not_pass(tmp_path):
+    sample = sample_with(tmp_path, {"pytest.ini": RERUNS_INI})
+    run = sample.gate(sample.change(lambda r: r.edit("minilib/mathx.py", *FIRST_CALL_BUG)))
+    assert run.decision == "block"
+    details = run.details("ORACLE_FAILED")
+    assert any("passed only on rerun" in d for d in details), details
+    assert "ORACLE_NEUTRALIZED" not in run.codes
+
+
+def test_an_untrusted_test_that_passes_on_rerun_is_a_pass(tmp_path):
+    sample = sample_with(tmp_path, {"pytest.ini": RERUNS_INI})
+    flaky = (
+        "import pathlib\n\n"
+        "def test_flaky(tmp_path_factory):\n"
+        "    marker = tmp_path_factory.getbasetemp().parent / 'andgate-flaky-marker'\n"
+        "    first = not marker.exists()\n"
+        "    marker.touch()\n"
+        "    assert not first\n"
+    )
+
+    def change(repo: SampleRepo) -> None:
+        honest_fix(repo)
+        repo.write({"tests/test_agent_flaky.py": flaky})
+
+    run = sample.gate(sample.change(change))
+    assert run.decision == "allow", run.payload["reasons"]
+
+
+# -- sub-tests -------------------------------------------------------------------------------
+
+
+SUBTEST_ORACLE = '''\
+"""Human-owned oracle in unittest style: cases checked with subTest."""
+
+import unittest
+
+from minilib import mean
+
+
+class MeanCases(unittest.TestCase):
+    def test_means(self):
+        for xs, want in (([1, 2, 3, 6], 3), ([1, 2], 1.5), ([5], 5)):
+            with self.subTest(xs=xs):
+                self.assertEqual(mean(xs), want)
+'''
+
+
+def test_a_failing_unittest_subtest_fails_its_oracle_item(tmp_path):
+    sample = sample_with(tmp_path, {"tests/oracles/test_subtests.py": SUBTEST_ORACLE})
+    run = sample.gate(sample.change(break_mean))
+    details = run.details("ORACLE_FAILED")
+    assert any("test_subtests.py::MeanCases::test_means failed" in d for d in details), details
+
+
+def test_a_subtest_failure_under_a_known_bad_fixture_is_a_kill(tmp_path):
+    """The only oracle is the subTest one: the fixture that breaks mean must bite."""
+    files = {k: v for k, v in BASE_FILES.items() if not k.startswith("tests/oracles/test_")}
+    files["tests/oracles/test_subtests.py"] = SUBTEST_ORACLE
+    repo, base = build_sample(tmp_path / "sample", files)
+    repo.run("checkout", "-q", "--detach", base)
+    patch = repo.diff_of([("minilib/mathx.py", *BROKEN_MEAN)])
+    repo.write({"tests/oracles/known_bad/kb_chunk_drops_tail.patch": patch})
+    repo.delete("tests/oracles/known_bad/kb_clamp_ignores_lo.patch")
+    base = repo.commit("oracle by subTest only")
+    sample = Sample(repo, base, tmp_path)
+    run = sample.gate(sample.change(honest_fix))
+    assert run.decision == "allow", run.payload["reasons"]
+
+
+def test_an_agent_test_whose_subtests_all_fail_blocks(sample):
+    failing = (
+        "import unittest\n\n"
+        "class AgentCases(unittest.TestCase):\n"
+        "    def test_cases(self):\n"
+        "        for n in (1, 2):\n"
+        "            with self.subTest(n=n):\n"
+        "                self.assertEqual(n, 0)\n"
+    )
+
+    def change(repo: SampleRepo) -> None:
+        honest_fix(repo)
+        repo.write({"tests/test_agent_subtests.py": failing})
+
+    run = sample.gate(sample.change(change))
+    assert run.decision == "block"
+    assert any("AgentCases::test_cases failed" in d for d in run.details("UNTRUSTED_FAILED"))
+
+
+# -- CI credentials --------------------------------------------------------------------------
+
+
+def test_ci_credentials_and_scrub_env_names_never_reach_test_code(tmp_path, monkeypatch):
+    secrets = {
+        "GITHUB_TOKEN": "ghs_fake",
+        "GH_TOKEN": "ghs_fake2",
+        "ACTIONS_RUNTIME_TOKEN": "x",
+        "ACTIONS_ID_TOKEN_REQUEST_URL": "http://127.0.0.1:9/",
+        "INPUT_TOKEN": "y",
+        "ANDGATE_APPROVED_BY": "mallory",
+        "DEPLOY_KEY_PROD": "z",
+    }
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    manifest = BASE_FILES["tests/trust_manifest.yaml"] + 'scrub_env: ["DEPLOY_KEY_*"]\n'
+    sample = sample_with(tmp_path, {"tests/trust_manifest.yaml": manifest})
+    probe = (
+        "import os\n\n"
+        "def test_no_credentials():\n"
+        f"    assert not [n for n in {sorted(secrets)!r} if n in os.environ]\n"
+    )
+
+    def change(repo: SampleRepo) -> None:
+        honest_fix(repo)
+        repo.write({"tests/test_agent_env.py": probe})
+
+    run = sample.gate(sample.change(change))
+    assert run.decision == "allow", run.payload["reasons"]
+
+
+# -- the test side beyond tests/ ---------------------------------------------------------------
+
+
+HELPER_ORACLE = """\
+from minilib import mean
+from testing.cases import MEAN_CASES
+
+
+def test_mean_cases():
+    for xs, want in MEAN_CASES:
+        assert mean(xs) == want
+"""
+
+
+@pytest.mark.parametrize(
+    "helper, extra",
+    [
+        ("testing/cases.py", ""),
+        ("support/cases.py", 'test_support_globs: ["support/**"]\n'),
+    ],
+)
+def test_an_oracle_helper_outside_tests_comes_from_base(tmp_path, helper, extra):
+    folder = helper.split("/")[0]
+    manifest = BASE_FILES["tests/trust_manifest.yaml"] + extra
+    sample = sample_with(
+        tmp_path,
+        {
+            "tests/trust_manifest.yaml": manifest,
+            f"{folder}/__init__.py": "",
+            helper: "MEAN_CASES = [([1, 2, 3, 6], 3), ([1, 2], 1.5)]\n",
+            "tests/oracles/test_helper_oracle.py": HELPER_ORACLE.replace("testing", folder),
+        },
+    )
+
+    def weaken(repo: SampleRepo) -> None:
+        repo.edit("minilib/mathx.py", *BROKEN_MEAN)
+        repo.write({helper: "MEAN_CASES = []\n"})
+
+    run = sample.gate(sample.change(weaken))
+    assert any(
+        "test_helper_oracle.py::test_mean_cases failed" in d for d in run.details("ORACLE_FAILED")
+    )
+
+
+DATA_ORACLE = """\
+import json
+import pathlib
+
+from minilib import mean
+
+CASES = json.loads((pathlib.Path(__file__).parents[2] / "checks" / "cases.json").read_text())
+
+
+def test_mean_cases():
+    for xs, want in CASES:
+        assert mean(xs) == want
+"""
+
+
+def test_a_testpaths_folder_of_tests_comes_from_base(tmp_path):
+    """`checks/` is in base's testpaths and holds only tests and data."""
+    sample = sample_with(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\ntestpaths = tests checks\n",
+            "checks/test_more.py": "def test_more():\n    assert True\n",
+            "checks/cases.json": "[[[1, 2, 3, 6], 3]]\n",
+            "tests/oracles/test_data_oracle.py": DATA_ORACLE,
+        },
+    )
+
+    def weaken(repo: SampleRepo) -> None:
+        break_mean(repo)
+        repo.write({"checks/cases.json": "[]\n"})
+
+    run = sample.gate(sample.change(weaken))
+    failed = run.details("ORACLE_FAILED")
+    assert any("test_data_oracle.py::test_mean_cases failed" in d for d in failed), failed
+
+
+def test_a_testpaths_folder_of_code_stays_production(tmp_path):
+    """`testpaths = minilib` (doctests) must not make head's code base's."""
+    sample = sample_with(tmp_path, {"pytest.ini": "[pytest]\ntestpaths = tests minilib\n"})
+    run = sample.gate(sample.change(break_mean))
+    assert "tests/oracles/test_math_oracle.py::test_mean failed" in " ".join(
+        run.details("ORACLE_FAILED")
+    )
+
+
+# -- nothing outside the worktree configures a run ------------------------------------------------
+
+
+PLANTED_CONFTEST = """\
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    outcome.get_result().outcome = "passed"
+"""
+
+
+def test_config_and_conftest_planted_above_the_worktrees_are_ignored(tmp_path, monkeypatch):
+    """A test of an earlier check left `$TMPDIR/pytest.ini` and a conftest.py that
+    turns every report into a pass; the sample has no root config of its own,
+    so pytest would walk up to them."""
+    files = {k: v for k, v in BASE_FILES.items() if k != "pytest.ini"}
+    repo, base = build_sample(tmp_path / "sample", files)
+    sample = Sample(repo, base, tmp_path)
+    planted = tmp_path / "shared-tmp"
+    planted.mkdir()
+    (planted / "pytest.ini").write_text("[pytest]\n")
+    (planted / "conftest.py").write_text(PLANTED_CONFTEST)
+    monkeypatch.setattr(tempfile, "tempdir", str(planted))
+    run = sample.gate(sample.change(break_mean))
+    assert "tests/oracles/test_math_oracle.py::test_mean failed" in " ".join(
+        run.details("ORACLE_FAILED")
+    ), run.payload["reasons"]
+
+
+# -- platform skips --------------------------------------------------------------------------------
+
+
+SKIP_ORACLE = """\
+import sys
+
+import pytest
+
+import minilib.mathx
+from minilib import mean
+
+
+@pytest.mark.skipif(sys.version_info < (4, 0), reason="requires Python 4")
+def test_mean_on_python_4():
+    assert mean([2, 4]) == 3
+
+
+@pytest.mark.skipif(getattr(minilib.mathx, "FAST", False), reason="fast path has its own test")
+def test_mean_slow_path():
+    assert mean([1, 2, 3, 6]) == 3
+"""
+
+
+def test_a_platform_skip_that_holds_on_base_is_a_warning(tmp_path):
+    sample = sample_with(tmp_path, {"tests/oracles/test_skips.py": SKIP_ORACLE})
+    run = sample.gate(sample.change(honest_fix))
+    assert run.decision == "allow", run.payload["reasons"]
+    warnings = [w["detail"] for w in run.payload["warnings"] if w["code"] == "ORACLE_SKIPPED"]
+    assert warnings == [
+        "tests/oracles/test_skips.py::test_mean_on_python_4 skipped: requires Python 4 "
+        "(skipped on base too)"
+    ]
+
+
+def test_a_skip_that_production_code_turns_on_fails_the_oracle(tmp_path):
+    sample = sample_with(tmp_path, {"tests/oracles/test_skips.py": SKIP_ORACLE})
+
+    def change(repo: SampleRepo) -> None:
+        honest_fix(repo)
+        target = repo.path / "minilib/mathx.py"
+        target.write_text(target.read_text() + "\nFAST = True\n")
+
+    run = sample.gate(sample.change(change))
+    assert run.decision == "block"
+    assert run.details("ORACLE_FAILED") == [
+        "tests/oracles/test_skips.py::test_mean_slow_path skipped: fast path has its own test"
+    ]
+
+
+def test_an_imperative_skip_fails_the_oracle_with_its_reason(tmp_path):
+    oracle = "import pytest\n\ndef test_later():\n    pytest.skip('not ready')\n"
+    sample = sample_with(tmp_path, {"tests/oracles/test_later.py": oracle})
+    run = sample.gate(sample.change(honest_fix))
+    assert run.details("ORACLE_FAILED") == [
+        "tests/oracles/test_later.py::test_later skipped: not ready"
+    ]
+
+
+def test_summary_groups_more_than_ten_reasons_of_one_code(tmp_path):
+    cases = "\n".join(f"def test_case_{i}():\n    assert False, 'case {i}'\n" for i in range(12))
+    sample = sample_with(tmp_path, {"tests/oracles/test_many.py": cases})
+    run = sample.gate(sample.change(honest_fix))
+    summary = run.artifact("summary.md")
+    assert "- **ORACLE_FAILED**: 12 findings; the first 10:" in summary
+    assert "  - … and 2 more in verdict.json" in summary
+    assert len(run.details("ORACLE_FAILED")) == 12
+
+
+# -- installed projects -----------------------------------------------------------------
+
+
+SRC_CORE = """\
+def mean(xs):
+    xs = list(xs)
+    return sum(xs) / len(xs)
+"""
+
+INSTALLED_ORACLE = """\
+import os
+
+import samplepkg
+
+
+def test_mean():
+    assert samplepkg.mean([1, 2, 3, 6]) == 3
+
+
+def test_the_project_is_imported_from_this_worktree():
+    here = os.path.realpath(os.getcwd()) + os.sep
+    assert os.path.realpath(samplepkg.__file__).startswith(here), samplepkg.__file__
+"""
+
+INSTALLED_MANIFEST = """\
+version: 1
+classes:
+  oracle:
+    globs: ["tests/oracles/**/*.py"]
+fail_closed_untrusted: true
+oracle_must_fail_known_bad: true
+known_bad_dir: tests/oracles/known_bad
+owners: [alice]
+require_property_class: false
+"""
+
+BUILD = {
+    "setuptools": '[build-system]\nrequires = ["setuptools>=70"]\n'
+    'build-backend = "setuptools.build_meta"\n',
+    "hatchling": '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n',
+}
+
+FIND_SRC = '[tool.setuptools.packages.find]\nwhere = ["src"]\n'
+FLAT_PACKAGES = '[tool.setuptools]\npackages = ["samplepkg"]\n'
+# (layout, backend, editable, extra pyproject text)
+INSTALL_KINDS = {
+    "src-editable-pth": (
+        "src",
+        "setuptools",
+        True,
+        '[tool.setuptools.packages.find]\nwhere = ["src"]\n',
+    ),
+    "flat-editable-finder": (
+        "flat",
+        "setuptools",
+        True,
+        '[tool.setuptools]\npackages = ["samplepkg"]\n',
+    ),
+    "src-editable-hatch-exact": (
+        "src",
+        "hatchling",
+        True,
+        '[tool.hatch.build.targets.wheel]\npackages = ["src/samplepkg"]\n'
+        "[tool.hatch.build]\ndev-mode-exact = true\n",
+    ),
+    "src-copy": ("src", "setuptools", False, FIND_SRC),
+}
+
+
+@pytest.fixture(scope="session")
+def project_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtualenv that sees everything andgate's test environment has, where
+    each test installs its sample project the way CI does."""
+    root = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
+    purelib = sysconfig.get_paths(vars={"base": str(root), "platbase": str(root)})["purelib"]
+    outer = sysconfig.get_paths()["purelib"]
+    Path(purelib, "_andgate_tests_outer.pth").write_text(
+        f"import site; site.addsitedir({outer!r})\n"
+    )
+    return root
+
+
+def _src_layout_repo(root: Path, kind: str) -> tuple[SampleRepo, str]:
+    layout, backend, _, extra = INSTALL_KINDS[kind]
+    package = "src/samplepkg" if layout == "src" else "samplepkg"
+    from andgate.sample import init_repo
+
+    repo = init_repo(root)
+    repo.write(
+        {
+            ".gitignore": "__pycache__/\nartifacts/\n*.egg-info/\nbuild/\n",
+            "pyproject.toml": BUILD[backend]
+            + f'[project]\nname = "samplepkg"\nversion = "0.1"\n{extra}'
+            + '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+            f"{package}/__init__.py": "from samplepkg.core import mean\n",
+            f"{package}/core.py": SRC_CORE,
+        }
+    )
+    repo.commit("upstream")
+    patch = repo.diff_of([(f"{package}/core.py", "/ len(xs)", "/ (len(xs) + 1)")])
+    repo.write(
+        {
+            "tests/trust_manifest.yaml": INSTALLED_MANIFEST,
+            "tests/oracles/test_core.py": INSTALLED_ORACLE,
+            "tests/oracles/known_bad/kb_mean_floors.patch": patch,
+        }
+    )
+    return repo, repo.commit("trust overlay")
+
+
+def _gate_in(venv: Path, repo: SampleRepo, base: str, tmp: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    proc = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "andgate",
+            "check",
+            "--base",
+            base,
+            "--json",
+            "--artifacts",
+            str(tmp),
+            "--jobs",
+            "2",
+        ],
+        cwd=repo.path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.stdout, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("kind", sorted(INSTALL_KINDS))
+def test_installed_project_is_imported_from_each_worktree(project_venv, tmp_path, kind):
+    repo, base = _src_layout_repo(tmp_path / "repo", kind)
+    editable = INSTALL_KINDS[kind][2]
+    target = ["-e", str(repo.path)] if editable else [str(repo.path)]
+    pip = [str(project_venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps"]
+    subprocess.run([*pip, "--no-build-isolation", *target], check=True, capture_output=True)
+    try:
+        package = "src/samplepkg" if INSTALL_KINDS[kind][0] == "src" else "samplepkg"
+        repo.write({"tests/test_agent.py": "def test_agent():\n    assert True\n"})
+        honest = repo.commit("honest change", who=AGENT)
+        verdict = _gate_in(project_venv, repo, base, tmp_path / "art-honest")
+        assert verdict["verdict"] == "allow", verdict["reasons"]
+        # head breaks mean; the user's checkout has the fix, uncommitted
+        repo.edit(f"{package}/core.py", "/ len(xs)", "/ (len(xs) + 1)")
+        repo.commit("head breaks mean", who=AGENT)
+        repo.edit(f"{package}/core.py", "/ (len(xs) + 1)", "/ len(xs)")
+        verdict = _gate_in(project_venv, repo, honest, tmp_path / "art-bug")
+        codes = {r["code"] for r in verdict["reasons"]}
+        assert "ORACLE_FAILED" in codes and "ORACLE_NEUTRALIZED" not in codes, verdict["reasons"]
+        assert "GATE_ERROR" not in codes, verdict["reasons"]
+    finally:
+        subprocess.run([*pip[:3], "uninstall", "-q", "-y", "samplepkg"], capture_output=True)
