@@ -290,10 +290,10 @@ def test_environment(scrub_globs: Sequence[str] = ()) -> dict[str, str]:
 
 
 def _run_in_own_session(
-    argv: list[str], cwd: Path, log: Path, timeout: float, env: dict[str, str]
+    argv: list[str], cwd: Path, log: Path, timeout: float, env: dict[str, str] | None = None
 ) -> tuple[int, bool]:
     token = secrets.token_hex(8)
-    env = {**env, TOKEN_VAR: token}
+    env = {**(test_environment() if env is None else env), TOKEN_VAR: token}
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             argv,
