@@ -32,9 +32,10 @@ def test_test_files():
         "pkg/a_test.py",
         "tests/data.json",
         "pkg/test/helpers.py",
+        "testing/a.py",
     ):
         assert is_test_file(path), path
-    for path in ("pkg/a.py", "testing/a.py", "pkg/contest.py", "pytest.ini"):
+    for path in ("pkg/a.py", "pkg/testing_utils.py", "pkg/contest.py", "pytest.ini"):
         assert not is_test_file(path), path
 
 
