@@ -1,0 +1,123 @@
+"""Unit tests of the import redirection (`redirect.py`) and of finding the
+project's installed distributions (`installed.py`), without pip or pytest runs."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from andgate import installed, redirect
+
+
+@pytest.fixture
+def trees(tmp_path: Path) -> tuple[Path, Path]:
+    checkout, worktree = tmp_path / "checkout", tmp_path / "wt"
+    for root in (checkout, worktree):
+        (root / "src" / "pkg").mkdir(parents=True)
+        (root / "src" / "pkg" / "__init__.py").write_text("")
+    (checkout / ".venv" / "site").mkdir(parents=True)  # untracked: no counterpart
+    return checkout, worktree
+
+
+def test_remapper_maps_checkout_paths_with_a_counterpart(trees):
+    checkout, worktree = trees
+    remap = redirect.remapper(str(checkout), str(worktree))
+    assert remap(str(checkout / "src")) == str(worktree / "src")
+    assert remap(str(checkout / "src" / "pkg" / "__init__.py")) == str(
+        worktree / "src" / "pkg" / "__init__.py"
+    )
+    assert remap(str(checkout / ".venv" / "site")) is None
+    assert remap(str(worktree / "src")) is None
+    assert remap("/usr/lib/python3") is None
+    assert remap("relative/src") is None
+
+
+def test_worktree_inside_the_checkout_is_left_alone(tmp_path):
+    checkout = tmp_path / "repo"
+    worktree = checkout / "tmp" / "wt"
+    (worktree / "src").mkdir(parents=True)
+    (checkout / "src").mkdir()
+    remap = redirect.remapper(str(checkout), str(worktree))
+    assert remap(str(worktree / "src")) is None
+    assert remap(str(checkout / "src")) == str(worktree / "src")
+
+
+def test_apply_rewrites_sys_path_and_editable_finders(trees, monkeypatch):
+    checkout, worktree = trees
+    finder_module = types.ModuleType("__editable___pkg_0_1_finder")
+    finder_module.MAPPING = {"pkg": str(checkout / "src" / "pkg")}
+    finder_module.NAMESPACES = {"ns": [str(checkout / "src")]}
+
+    class Finder:
+        _redirections = {"pkg": str(checkout / "src" / "pkg" / "__init__.py")}
+
+    Finder.__module__ = finder_module.__name__
+    monkeypatch.setitem(sys.modules, finder_module.__name__, finder_module)
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder])
+    monkeypatch.setattr(sys, "path", [str(checkout / "src"), str(checkout / ".venv" / "site")])
+    redirect.apply(str(checkout), str(worktree), roots=["src"])
+    assert sys.path == [str(worktree / "src"), str(checkout / ".venv" / "site")]
+    assert {"pkg": str(worktree / "src" / "pkg")} == finder_module.MAPPING
+    assert {"ns": [str(worktree / "src")]} == finder_module.NAMESPACES
+    assert Finder._redirections == {"pkg": str(worktree / "src" / "pkg" / "__init__.py")}
+
+
+def test_apply_puts_a_copy_installs_roots_first(trees, monkeypatch):
+    checkout, worktree = trees
+    monkeypatch.setattr(sys, "path", ["/site-packages"])
+    redirect.apply(str(checkout), str(worktree), roots=["src", "."])
+    assert sys.path == [str(worktree / "src"), str(worktree), "/site-packages"]
+
+
+def test_foreign_modules_names_checkout_and_installed_copies(trees, monkeypatch):
+    checkout, worktree = trees
+    for name, file in (
+        ("pkg", checkout / "src" / "pkg" / "__init__.py"),
+        ("pkg.sub", "/site-packages/pkg/sub.py"),
+        ("fine", worktree / "src" / "pkg" / "__init__.py"),
+    ):
+        module = types.ModuleType(name)
+        module.__file__ = str(file)
+        monkeypatch.setitem(sys.modules, name, module)
+    found = redirect.foreign_modules(str(checkout), str(worktree), names=["pkg"])
+    assert found == [
+        f"pkg from {checkout / 'src' / 'pkg' / '__init__.py'}",
+        "pkg.sub from /site-packages/pkg/sub.py",
+    ]
+
+
+def test_root_of_a_name_is_its_shallowest_folder_outside_tests():
+    paths = ["src/pkg/__init__.py", "tests/pkg/test_a.py", "pkg.py", "docs/conf.py"]
+    assert installed._root_of("pkg", paths[:2]) == "src"
+    assert installed._root_of("pkg", ["tests/pkg/test_a.py"]) is None
+    assert installed._root_of("pkg", ["pkg.py"]) == "."
+    assert installed._root_of("other", paths) is None
+
+
+class FakeDist:
+    def __init__(self, files: dict[str, str], listed: list[str]) -> None:
+        self._files = files
+        self.files = listed
+        self.metadata = {"Name": "fake"}
+
+    def read_text(self, name: str) -> str | None:
+        return self._files.get(name)
+
+
+def test_distributions_installed_from_the_checkout_are_found(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    (repo / "src" / "pkg").mkdir(parents=True)
+    here = FakeDist(
+        {"direct_url.json": json.dumps({"url": repo.as_uri(), "dir_info": {}})},
+        ["pkg/__init__.py", "pkg/core.py", "fake-0.1.dist-info/RECORD", "__editable___x_finder.py"],
+    )
+    elsewhere = FakeDist({"direct_url.json": json.dumps({"url": "file:///other"})}, ["other.py"])
+    from_pypi = FakeDist({}, ["requests/__init__.py"])
+    monkeypatch.setattr(installed.metadata, "distributions", lambda: [here, elsewhere, from_pypi])
+    project = installed.find_installed_project(repo, ["src/pkg/__init__.py", "tests/test_a.py"])
+    assert project.names == ("pkg",)
+    assert project.roots == ("src",)
