@@ -137,8 +137,8 @@ def _read(name: str, data: bytes | None, loader: Callable[[Path], Any]) -> Readi
 
 
 def _describe(exc: BaseException, folder: str) -> str:
-    text = getattr(exc, "msg", None) or str(exc) or type(exc).__name__
-    text = str(text).replace(folder + "/", "").replace(folder, "")
+    text = str(exc) or type(exc).__name__
+    text = text.replace(folder + "/", "").replace(folder, "")
     if isinstance(exc, RecursionError):
         text = "nested too deeply"
     elif isinstance(exc, UnicodeDecodeError):
@@ -194,7 +194,11 @@ def _fallback_loader(path: Path) -> dict[str, tuple[str, Any]] | None:
     """What pytest 9.2's `load_config_dict_from_file` returns, as {key: (mode, value)}."""
     name = path.name
     if name.endswith(".toml"):
-        return _fallback_toml(name, _toml_document(path))
+        try:
+            doc = _toml_document(path)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{path}: {exc}") from exc  # as pytest's UsageError says it
+        return _fallback_toml(name, doc)
     text = path.read_text(encoding="utf-8")  # universal newlines, as iniconfig's open()
     ini = iniconfig.IniConfig(str(path), data=text)
     sections = ini.sections
