@@ -218,7 +218,8 @@ def test_addopts_hidden_behind_a_line_separator_in_setup_cfg_never_reach_the_ora
     assert run.decision == "block"
     assert run.details("TRUST_ROOT_CHANGED") == [
         "setup.cfg changed without owner approval "
-        "(mixed change: production code and trust-root files together)"
+        "(mixed change: production code and trust-root files together): "
+        "pytest settings differ (addopts)"
     ]
     assert still_fails(run)
 

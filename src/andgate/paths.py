@@ -6,13 +6,14 @@ Globs use gitignore semantics (pathspec), because `fnmatch` gets `**` wrong:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import PurePosixPath
 
 import pathspec
 
 from andgate import pytest_config
+from andgate.git import Change
 
 TEST_DIRS = frozenset({"tests", "test"})
 PYTEST_CONFIG_NAMES = frozenset(pytest_config.CANDIDATES)
@@ -70,3 +71,38 @@ def pytest_config_change(path: str, old: bytes | None, new: bytes | None) -> str
     byte for byte. A version pytest cannot read counts as changed.
     """
     return pytest_config.change(path, old, new)
+
+
+SYMLINK_MODE = "120000"
+
+
+class ConfigChanges(dict[str, str]):
+    """Config files pytest would read differently, path -> why (one line).
+
+    Called with a path it answers "did pytest's view of it change?", the
+    `config_differs` callable the plan and the authorship sort take.
+    """
+
+    def __call__(self, path: str) -> bool:
+        return path in self
+
+
+def config_changes(
+    changes: Iterable[Change],
+    read_old: Callable[[str], bytes | None],
+    read_new: Callable[[str], bytes | None],
+) -> ConfigChanges:
+    """Every changed pytest config file (by name, at any depth) that pytest would see changed."""
+    found = ConfigChanges()
+    for change in changes:
+        for path in change.paths:
+            if not is_pytest_config_name(path):
+                continue
+            if SYMLINK_MODE in (change.old_mode, change.new_mode):
+                # pytest follows the link in the worktree; the blob is only its target's name
+                found[path] = "a symbolic link: pytest would read the file it points to"
+                continue
+            why = pytest_config_change(path, read_old(path), read_new(path))
+            if why is not None:
+                found[path] = why
+    return found
