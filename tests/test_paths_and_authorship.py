@@ -8,8 +8,15 @@ from andgate.authorship import sort_changes, valid_approvers
 from andgate.errors import ManifestError
 from andgate.git import Change, parse_raw_diff
 from andgate.manifest import parse_manifest
-from andgate.paths import is_test_file, matches, matching, pytest_config_differs
+from andgate.paths import (
+    config_changes,
+    is_test_file,
+    matches,
+    matching,
+    pytest_config_differs,
+)
 from andgate.sample import MANIFEST
+from andgate.verdict import authorship_findings
 
 M = parse_manifest(MANIFEST, "tests/trust_manifest.yaml")
 
@@ -97,6 +104,37 @@ def test_sort_changes_by_kind():
     assert facts.production_paths == ("minilib/text.py", "pyproject.toml")
     assert facts.test_paths == ("tests/test_new.py",)
     assert facts.case == "mixed change: production code and trust-root files together"
+
+
+def test_config_changes_say_why_and_reach_the_trust_root_detail():
+    base = {"setup.cfg": b"[metadata]\nversion = 1\n[tool:pytest]\n", "pkg/tox.ini": b"[tox]\n"}
+    head = {
+        "setup.cfg": b"[metadata]\nversion = 2\n[tool:pytest]\n# x\raddopts = -p evil\n",
+        "pkg/tox.ini": b"[tox]\nenvlist = py\n",
+        "minilib/text.py": b"",
+    }
+    changes = [change("M", p, p) for p in head] + [
+        Change("A", None, "pytest.ini", "000000", "120000")  # a symlink: its target decides
+    ]
+    found = config_changes(changes, base.get, head.get)
+    assert found == {
+        "setup.cfg": "pytest settings differ (addopts)",
+        "pytest.ini": "a symbolic link: pytest would read the file it points to",
+    }
+    assert found("setup.cfg") and not found("pkg/tox.ini")
+    facts = sort_changes(
+        changes,
+        M,
+        is_oracle_file=lambda p: False,
+        config_differs=found,
+        approved_by=(),
+    )
+    assert [f.detail for f in authorship_findings(facts)] == [
+        "pytest.ini changed without owner approval (mixed change: production code and "
+        "trust-root files together): a symbolic link: pytest would read the file it points to",
+        "setup.cfg changed without owner approval (mixed change: production code and "
+        "trust-root files together): pytest settings differ (addopts)",
+    ]
 
 
 def test_a_rename_counts_both_paths():

@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from andgate.git import Change
 from andgate.manifest import Manifest
-from andgate.paths import TestSide, is_pytest_config_name, is_under, matches
+from andgate.paths import ConfigChanges, TestSide, is_pytest_config_name, is_under, matches
 from andgate.verdict import ChangeFacts
 
 NO_EXTRA_TEST_SIDE = TestSide()
@@ -68,8 +68,18 @@ def sort_changes(
     return ChangeFacts(
         oracle_paths=tuple(sorted(oracle)),
         trust_root_paths=tuple(sorted(trust_root)),
+        trust_root_why=_config_reasons(trust_root, config_differs),
         production_paths=tuple(sorted(production)),
         test_paths=tuple(sorted(tests)),
         approved_by=approved_by,
         require_human_owner=manifest.oracle.require_human_owner,
     )
+
+
+def _config_reasons(
+    paths: Iterable[str], config_differs: Callable[[str], bool]
+) -> tuple[tuple[str, str], ...]:
+    """Why each changed pytest config file counts, when the caller knows (check does)."""
+    if not isinstance(config_differs, ConfigChanges):
+        return ()
+    return tuple((p, config_differs[p]) for p in sorted(paths) if p in config_differs)

@@ -29,7 +29,7 @@ from andgate.git import Change, Git
 from andgate.installed import find_installed_project
 from andgate.inventory import Record, build_inventory, counts, ineffective_freezes
 from andgate.manifest import DEFAULT_MANIFEST
-from andgate.paths import is_pytest_config_name, is_under, matches, pytest_config_differs
+from andgate.paths import ConfigChanges, config_changes, is_under, matches
 from andgate.plan import Plan, make_plan
 from andgate.replay import replay_fixture
 from andgate.report import Artifacts, ReportContext, merge_junit, write_artifacts
@@ -263,16 +263,11 @@ def _approvers(opts: CheckOptions, config: BaseConfig, rec: Recorded) -> tuple[s
     return approvers
 
 
-def _config_differs(git: Git, base: str, head: str, changes: list[Change]) -> Callable[[str], bool]:
-    """Which pytest config files changed in a way pytest sees (parsed, not text)."""
-    differing = set()
-    for change in changes:
-        for path in change.paths:
-            if is_pytest_config_name(path) and pytest_config_differs(
-                path, git.read_blob(base, path), git.read_blob(head, path)
-            ):
-                differing.add(path)
-    return differing.__contains__
+def _config_differs(git: Git, base: str, head: str, changes: list[Change]) -> ConfigChanges:
+    """Which pytest config files changed in a way pytest sees (parsed, not text), and why."""
+    return config_changes(
+        changes, lambda path: git.read_blob(base, path), lambda path: git.read_blob(head, path)
+    )
 
 
 def _lock_facts(git: Git, base: str, head: str, config: BaseConfig, *, approved: bool):

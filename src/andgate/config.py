@@ -15,7 +15,7 @@ from andgate.freeze import FreezeSet, parse_freezes
 from andgate.git import Git
 from andgate.manifest import Manifest, parse_manifest
 from andgate.paths import TestSide, is_under, test_side
-from andgate.pytest_config import CONFIG_NAMES, base_testpaths
+from andgate.pytest_config import CANDIDATES, tree_testpaths
 
 
 @dataclass(frozen=True)
@@ -79,12 +79,12 @@ def load_base_config(git: Git, base: str, manifest_path: str) -> BaseConfig:
 def load_test_side(git: Git, commit: str, manifest: Manifest) -> TestSide:
     """The test side as `commit` defines it (contract section 2)."""
     files = [e.path for e in git.ls_tree(commit) if e.kind == "blob"]
-    roots = {e.path: e.sha for e in git.ls_tree(commit, CONFIG_NAMES) if e.kind == "blob"}
+    roots = {e.path: e.sha for e in git.ls_tree(commit, CANDIDATES) if e.kind == "blob"}
     blobs = git.read_blobs(roots.values())
     configs = {path: blobs.get(sha, b"") for path, sha in roots.items() if "/" not in path}
     return test_side(
         files,
-        testpaths=base_testpaths(configs),
+        testpaths=tree_testpaths(configs),
         trusted_globs=(*manifest.oracle.globs, *manifest.property.globs),
         support_globs=manifest.test_support_globs,
     )

@@ -6,21 +6,19 @@ Globs use gitignore semantics (pathspec), because `fnmatch` gets `**` wrong:
 
 from __future__ import annotations
 
-import configparser
-import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
-from typing import Any
 
 import pathspec
 
+from andgate import pytest_config
+from andgate.git import Change
+
 TEST_DIRS = frozenset({"tests", "test", "testing"})
 GLOB_MAGIC = frozenset("*?[")
-INI_SECTIONS = {"tox.ini": ("pytest",), "setup.cfg": ("tool:pytest",)}
-PYTEST_ONLY_CONFIGS = frozenset({"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml"})
-PYTEST_CONFIG_NAMES = PYTEST_ONLY_CONFIGS | frozenset({"tox.ini", "setup.cfg", "pyproject.toml"})
+PYTEST_CONFIG_NAMES = frozenset(pytest_config.CANDIDATES)
 
 
 @lru_cache(maxsize=64)
@@ -121,35 +119,51 @@ def is_pytest_config_name(path: str) -> bool:
 
 
 def pytest_config_differs(path: str, old: bytes | None, new: bytes | None) -> bool:
-    """Did the pytest-relevant part of a config file change?
+    """Would pytest see a difference between two versions of a config file?"""
+    return pytest_config_change(path, old, new) is not None
 
-    pyproject.toml counts only through its `[tool.pytest*]` and `[tool.andgate]`
-    tables and tox.ini/setup.cfg only through their pytest sections (compared
-    parsed, not as text). A file that does not parse counts as changed.
+
+def pytest_config_change(path: str, old: bytes | None, new: bytes | None) -> str | None:
+    """Why pytest would see a difference (one line), or None when it would not.
+
+    Each version is read by pytest's own reader (see `andgate.pytest_config`):
+    pyproject.toml counts only through its pytest tables and `[tool.andgate]`,
+    tox.ini/setup.cfg only through their pytest sections, pytest's own files
+    byte for byte. A version pytest cannot read counts as changed.
     """
-    name = PurePosixPath(path).name
-    if name in PYTEST_ONLY_CONFIGS:
-        return old != new
-    try:
-        if name == "pyproject.toml":
-            return _toml_tables(old) != _toml_tables(new)
-        if name in INI_SECTIONS:
-            return _ini_sections(old, INI_SECTIONS[name]) != _ini_sections(new, INI_SECTIONS[name])
-    except (ValueError, configparser.Error, UnicodeDecodeError):
-        return True
-    return False
+    return pytest_config.change(path, old, new)
 
 
-def _toml_tables(data: bytes | None) -> dict[str, Any]:
-    if data is None:
-        return {}
-    tool = tomllib.loads(data.decode("utf-8")).get("tool", {})
-    return {"pytest": tool.get("pytest"), "andgate": tool.get("andgate")}
+SYMLINK_MODE = "120000"
 
 
-def _ini_sections(data: bytes | None, sections: tuple[str, ...]) -> dict[str, Any]:
-    if data is None:
-        return {}
-    parser = configparser.RawConfigParser(strict=False, interpolation=None)
-    parser.read_string(data.decode("utf-8"))
-    return {s: dict(parser.items(s)) for s in sections if parser.has_section(s)}
+class ConfigChanges(dict[str, str]):
+    """Config files pytest would read differently, path -> why (one line).
+
+    Called with a path it answers "did pytest's view of it change?", the
+    `config_differs` callable the plan and the authorship sort take.
+    """
+
+    def __call__(self, path: str) -> bool:
+        return path in self
+
+
+def config_changes(
+    changes: Iterable[Change],
+    read_old: Callable[[str], bytes | None],
+    read_new: Callable[[str], bytes | None],
+) -> ConfigChanges:
+    """Every changed pytest config file (by name, at any depth) that pytest would see changed."""
+    found = ConfigChanges()
+    for change in changes:
+        for path in change.paths:
+            if not is_pytest_config_name(path):
+                continue
+            if SYMLINK_MODE in (change.old_mode, change.new_mode):
+                # pytest follows the link in the worktree; the blob is only its target's name
+                found[path] = "a symbolic link: pytest would read the file it points to"
+                continue
+            why = pytest_config_change(path, read_old(path), read_new(path))
+            if why is not None:
+                found[path] = why
+    return found

@@ -80,6 +80,8 @@ class ChangeFacts:
 
     oracle_paths: tuple[str, ...] = ()
     trust_root_paths: tuple[str, ...] = ()
+    # (path, why) for trust-root pytest config files: what pytest would read differently
+    trust_root_why: tuple[tuple[str, str], ...] = ()
     production_paths: tuple[str, ...] = ()
     test_paths: tuple[str, ...] = ()
     approved_by: tuple[str, ...] = ()
@@ -224,10 +226,12 @@ def authorship_findings(facts: ChangeFacts) -> list[Finding]:
                 _f(Warning_.ORACLE_CHANGED, f"{p} changed (require_human_owner is false)")
                 for p in facts.oracle_paths
             ]
+    why = dict(facts.trust_root_why)
     found += [
         _f(
             Reason.TRUST_ROOT_CHANGED,
-            f"{p} changed without owner approval ({facts.case})",
+            f"{p} changed without owner approval ({facts.case})"
+            + (f": {why[p]}" if p in why else ""),
             Bit.AUTHORSHIP,
         )
         for p in facts.trust_root_paths

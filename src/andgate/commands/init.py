@@ -12,14 +12,12 @@ Exit codes: 0 done (even when every file already existed), 2 could not write.
 
 from __future__ import annotations
 
-import configparser
 import re
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
+from andgate import pytest_config
 from andgate.commands.common import open_repo, plural, read_file
 from andgate.errors import AndgateError, ManifestError
 from andgate.git import Git, decode_path
@@ -28,21 +26,10 @@ from andgate.paths import is_under
 
 EXIT_OK = 0
 MARKER_NAME = re.compile(r"\s*([A-Za-z_]\w*)")
-INI_MARKER_SECTIONS = {
-    "pytest.ini": "pytest",
-    ".pytest.ini": "pytest",
-    "tox.ini": "pytest",
-    "setup.cfg": "tool:pytest",
-}
 ORACLE_HINTS = ("oracle", "golden", "regression", "acceptance", "contract", "snapshot", "example")
 PROPERTY_HINTS = ("propert", "hypothesis", "fuzz", "seed")
 FLAKE_HINTS = ("flak",)
 MAX_SUGGESTED_FOLDERS = 12
-TOML_MARKER_TABLES = {
-    "pyproject.toml": (("tool", "pytest", "ini_options"), ("tool", "pytest")),
-    "pytest.toml": (("pytest",),),
-    ".pytest.toml": (("pytest",),),
-}
 
 
 @dataclass(frozen=True)
@@ -149,13 +136,13 @@ def survey_repo(git: Git) -> Survey:
     counts = {d: sum(d == "." or is_under(f, d) for f in tests) for d in folders}
     markers: dict[str, tuple[str, ...]] = {}
     unreadable = []
-    for name in (*INI_MARKER_SECTIONS, *TOML_MARKER_TABLES):
+    for name in pytest_config.CANDIDATES:
         raw = read_file(git.repo, name)
         if raw is None:
             continue
         try:
-            found = _markers_of(name, raw.decode("utf-8"))
-        except (ValueError, configparser.Error, UnicodeDecodeError):
+            found = _markers_of(name, raw)
+        except pytest_config.Unreadable:
             unreadable.append(name)
             continue
         if found:
@@ -173,27 +160,10 @@ def _is_test_module(name: str) -> bool:
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
-def _markers_of(name: str, text: str) -> tuple[str, ...]:
-    if name in INI_MARKER_SECTIONS:
-        parser = configparser.RawConfigParser(strict=False, interpolation=None)
-        parser.read_string(text)
-        section = INI_MARKER_SECTIONS[name]
-        lines = parser.get(section, "markers", fallback="").splitlines()
-    else:
-        lines = _toml_markers(tomllib.loads(text), TOML_MARKER_TABLES[name])
-    names = (MARKER_NAME.match(line) for line in lines)
+def _markers_of(name: str, raw: bytes) -> tuple[str, ...]:
+    """Registered marker names, read as pytest reads the file."""
+    names = (MARKER_NAME.match(line) for line in pytest_config.markers(name, raw))
     return tuple(dict.fromkeys(m.group(1) for m in names if m))
-
-
-def _toml_markers(data: dict[str, Any], tables: Iterable[tuple[str, ...]]) -> list[str]:
-    for keys in tables:
-        table: Any = data
-        for key in keys:
-            table = table.get(key, {}) if isinstance(table, dict) else {}
-        markers = table.get("markers") if isinstance(table, dict) else None
-        if isinstance(markers, list):
-            return [str(m) for m in markers]
-    return []
 
 
 # -- the files ------------------------------------------------------------------------------
