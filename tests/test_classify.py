@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 from andgate.classify import (
     ItemFacts,
     Rules,
-    TrustClass,
     accepted_invariants,
     classify_item,
     declared_invariants,
@@ -16,6 +15,7 @@ from andgate.classify import (
     has_accepted_invariant,
     normalize_invariant,
 )
+from andgate.records import TrustClass
 
 ITEM = ItemFacts(
     "tests/x/test_a.py::TestK::test_f[1]", "tests/x/test_a.py", "test_f", frozenset({"slow"})

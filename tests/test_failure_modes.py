@@ -37,8 +37,8 @@ from andgate.errors import ManifestError
 from andgate.freeze import FreezeSet, parse_freezes
 from andgate.locks import compare, parse_lock
 from andgate.manifest import parse_manifest
+from andgate.records import LockFacts
 from andgate.sample import AGENT, SampleRepo, init_repo
-from andgate.verdict import LockFacts
 
 TODAY = "2026-11-25"
 MANIFEST_PATH = "tests/trust_manifest.yaml"

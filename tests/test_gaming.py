@@ -327,7 +327,7 @@ MONKEYPATCHER = '''\
 import _pytest.reports
 
 import andgate.plugin
-from andgate.classify import TrustClass
+from andgate.records import TrustClass
 
 _init = _pytest.reports.TestReport.__init__
 

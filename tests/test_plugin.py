@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from andgate.classify import Rules
-from andgate.run import Outcome, RunRequest, run_pytest
+from andgate.records import Outcome
+from andgate.run import RunRequest, run_pytest
 
 STRICT_INI = "[pytest]\naddopts = --strict-config --strict-markers\nfilterwarnings =\n    error\n"
 

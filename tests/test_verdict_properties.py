@@ -14,8 +14,7 @@ from typing import Any
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from andgate.run import Outcome
-from andgate.verdict import (
+from andgate.records import (
     ChangeFacts,
     ClassFacts,
     Decision,
@@ -26,11 +25,12 @@ from andgate.verdict import (
     KnownBadFacts,
     LockFacts,
     OracleFacts,
+    Outcome,
     PropertyFacts,
     ReplayFacts,
     Warning_,
-    decide,
 )
+from andgate.verdict import decide
 
 # -- the contract, read independently ---------------------------------------------------
 

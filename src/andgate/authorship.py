@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from andgate.git import Change
 from andgate.manifest import Manifest
 from andgate.paths import ConfigChanges, TestSide, is_pytest_config_name, is_under, matches
-from andgate.verdict import ChangeFacts
+from andgate.records import ChangeFacts
 
 NO_EXTRA_TEST_SIDE = TestSide()
 

@@ -31,11 +31,22 @@ from andgate.inventory import Record, build_inventory, counts, ineffective_freez
 from andgate.manifest import DEFAULT_MANIFEST
 from andgate.paths import ConfigChanges, config_changes, is_under, matches
 from andgate.plan import Plan, make_plan
+from andgate.records import (
+    ClassFacts,
+    Facts,
+    Finding,
+    FreezeFacts,
+    ItemResult,
+    KnownBadFacts,
+    OracleFacts,
+    Outcome,
+    ReplayFacts,
+    Warning_,
+)
 from andgate.replay import replay_fixture
 from andgate.report import Artifacts, ReportContext, merge_junit, write_artifacts
 from andgate.run import (
     DEFAULT_TIMEOUT,
-    Outcome,
     RunEnvironment,
     RunRequest,
     RunResult,
@@ -45,19 +56,7 @@ from andgate.run import (
 )
 from andgate.seeds import default_hypothesis_seed, property_facts
 from andgate.shard import STARTUP_BYTES, shards
-from andgate.verdict import (
-    ClassFacts,
-    Facts,
-    Finding,
-    FreezeFacts,
-    ItemResult,
-    KnownBadFacts,
-    OracleFacts,
-    ReplayFacts,
-    Verdict,
-    Warning_,
-    decide,
-)
+from andgate.verdict import Verdict, decide
 from andgate.worktree import WorktreePool, scratch_dir, worktree_pool
 
 

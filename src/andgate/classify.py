@@ -8,22 +8,16 @@ hold the resulting file sets, which keeps the classifier a pure set lookup.
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from andgate.records import TrustClass
+
 INVARIANT_LINE = re.compile(r"^\s*#\s*INVARIANT:\s*(?P<text>.*?)\s*$")
 BULLET_LINE = re.compile(r"^\s*-\s+(?P<text>.*?)\s*$")
-
-
-class TrustClass(enum.StrEnum):
-    ORACLE = "oracle"
-    PROPERTY = "property"
-    FROZEN_FLAKE = "frozen_flake"
-    UNTRUSTED = "untrusted"
 
 
 @dataclass(frozen=True)

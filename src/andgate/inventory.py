@@ -11,7 +11,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from andgate.classify import ItemFacts, TrustClass, freeze_matches
+from andgate.classify import ItemFacts, freeze_matches
+from andgate.records import TrustClass
 from andgate.run import RunResult
 
 COUNT_KEYS = tuple(c.value for c in TrustClass)

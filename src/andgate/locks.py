@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from andgate.verdict import LockFacts
+from andgate.records import LockFacts
 
 LINE = re.compile(r"^(?P<sha>[0-9a-fA-F]{64}) [ *](?P<path>.+)$")
 

@@ -33,6 +33,7 @@ import pytest
 
 from andgate import redirect
 from andgate.classify import ItemFacts, Rules, classify_item
+from andgate.records import Role
 from andgate.shard import shard_of
 
 RESULTS_SCHEMA = "andgate.results/1"
@@ -100,7 +101,7 @@ class Recorder:
 
     def __init__(self, spec: dict[str, Any], config: pytest.Config) -> None:
         self.config = config
-        self.role = spec["role"]
+        self.role = Role(spec["role"])
         self.root = Path(spec["root"]).resolve()
         self.results_path = spec["results"]
         self.rules = Rules.from_json(spec["rules"])
@@ -158,11 +159,11 @@ class Recorder:
         for item in items:
             facts = self._facts(item)
             cls, why = classify_item(facts, self.rules)
-            wanted = cls.value == self.role or self.role == "collect"
+            wanted = self.role is Role.COLLECT or cls.value == self.role
             if self.only_ids is not None:
                 wanted = wanted and facts.nodeid in self.only_ids
             record = {**facts.to_json(), "class": cls.value, "why": why}
-            if wanted and self.role != "collect":
+            if wanted and self.role is not Role.COLLECT:
                 record["skip_mark"] = _skip_mark(item)
             self.items[facts.nodeid] = record
             (keep if wanted else drop).append(item)
@@ -252,7 +253,7 @@ class Recorder:
             return
         payload = {
             "schema": RESULTS_SCHEMA,
-            "role": self.role,
+            "role": self.role.value,
             "exitstatus": int(exitstatus),
             "items": list(self.items.values()),
             "reports": {self.canonical.get(k, k): v for k, v in self.reports.items()},

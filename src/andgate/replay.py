@@ -20,8 +20,8 @@ from pathlib import Path
 
 from andgate.cache import KillerCache
 from andgate.config import KnownBad
-from andgate.run import Outcome, RunRequest, run_pytest
-from andgate.verdict import ReplayFacts
+from andgate.records import Outcome, ReplayFacts
+from andgate.run import RunRequest, run_pytest
 from andgate.worktree import WorktreePool
 
 # An attempt that failed and passed on rerun noticed the bug too.

@@ -17,16 +17,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from andgate.inventory import Record
+from andgate.records import Bit, ChangeFacts, Finding, PropertyFacts, ReplayFacts, ReplayStatus
 from andgate.seeds import seeds_payload
-from andgate.verdict import (
-    SCHEMA,
-    Bit,
-    ChangeFacts,
-    Finding,
-    PropertyFacts,
-    ReplayFacts,
-    Verdict,
-)
+from andgate.verdict import SCHEMA, Verdict
 
 EMPTY_JUNIT = b'<?xml version="1.0" encoding="utf-8"?><testsuites />\n'
 JUNIT_FILES = {
@@ -135,7 +128,7 @@ class KnownBadJson:
                         "name": r.name,
                         "applied": r.applied,
                         "failed_oracle_items": list(r.failed),
-                        "bites": r.applied and bool(r.failed) and not r.error,
+                        "bites": r.status is ReplayStatus.BITES,
                         "problem": r.problem or None,
                         "error": r.error,
                         "seconds": round(r.seconds, 3),

@@ -12,7 +12,6 @@ with `setsid` or a double fork), where /proc exists.
 from __future__ import annotations
 
 import contextlib
-import enum
 import json
 import os
 import secrets
@@ -33,6 +32,7 @@ from andgate.classify import ItemFacts, Rules
 from andgate.git import clean_env
 from andgate.installed import InstalledProject
 from andgate.pytest_config import root_config_file
+from andgate.records import Outcome, Role, item_outcome
 from andgate.shard import Shard
 from andgate.worktree import deferred_signals
 
@@ -69,44 +69,6 @@ KILL_WAIT = 30.0
 EXIT_INTERNAL_ERROR, EXIT_USAGE_ERROR, EXIT_NO_TESTS = 3, 4, 5
 
 
-class Outcome(enum.StrEnum):
-    PASSED = "passed"
-    FAILED = "failed"
-    ERROR = "error"
-    SKIPPED = "skipped"
-    XFAILED = "xfailed"
-    XPASSED = "xpassed"
-    MISSING = "missing"
-    # Failed at least one attempt, then passed when pytest-rerunfailures retried it.
-    RERUN_PASSED = "passed only on rerun"
-
-
-def item_outcome(phases: Mapping[str, Any] | None) -> Outcome:
-    """One outcome from the setup/call/teardown reports of an item.
-
-    Anything incomplete is MISSING: a test absent from a result file is never a pass.
-    """
-    if not phases:
-        return Outcome.MISSING
-    setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
-    xfail = bool(phases.get("wasxfail"))
-    if setup == "failed":
-        return Outcome.ERROR
-    if setup == "skipped":
-        return Outcome.XFAILED if xfail else Outcome.SKIPPED
-    if call == "failed":
-        return Outcome.FAILED
-    if call == "skipped":
-        return Outcome.XFAILED if xfail else Outcome.SKIPPED
-    if teardown == "failed":
-        return Outcome.ERROR
-    if call == "passed" and teardown == "passed":
-        if phases.get("reruns"):
-            return Outcome.RERUN_PASSED
-        return Outcome.XPASSED if xfail else Outcome.PASSED
-    return Outcome.MISSING
-
-
 @dataclass(frozen=True)
 class RunEnvironment:
     """What every pytest process of one check shares: the user's checkout (so
@@ -123,7 +85,7 @@ class RunRequest:
     """What one pytest process must do."""
 
     label: str
-    role: str
+    role: Role
     rules: Rules
     allow_files: tuple[str, ...] | None = None
     deny_files: tuple[str, ...] = ()
@@ -213,7 +175,7 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
     results.unlink(missing_ok=True)
     environment = request.environment
     spec = {
-        "role": request.role,
+        "role": Role(request.role).value,
         "root": str(worktree),
         "results": str(results),
         "rules": request.rules.to_json(),

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from andgate.records import ItemResult, PropertyFacts
 from andgate.run import RunResult
-from andgate.verdict import ItemResult, PropertyFacts
 
 
 def default_hypothesis_seed(base_sha: str) -> int:

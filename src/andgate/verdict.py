@@ -8,176 +8,28 @@ false, so the only way to an allow is every phase recorded and clean.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from andgate.run import Outcome
+from andgate.records import (
+    Bit,
+    ChangeFacts,
+    ClassFacts,
+    Decision,
+    Facts,
+    Finding,
+    FreezeFacts,
+    KnownBadFacts,
+    LockFacts,
+    OracleFacts,
+    Outcome,
+    PropertyFacts,
+    Reason,
+    ReplayStatus,
+    Warning_,
+)
 
 SCHEMA = "andgate.verdict/1"
-
-
-class Reason(enum.StrEnum):
-    MANIFEST_INVALID = "MANIFEST_INVALID"
-    NO_ORACLE = "NO_ORACLE"
-    ORACLE_FAILED = "ORACLE_FAILED"
-    ORACLE_NEUTRALIZED = "ORACLE_NEUTRALIZED"
-    NO_KNOWN_BAD = "NO_KNOWN_BAD"
-    KNOWN_BAD_STALE = "KNOWN_BAD_STALE"
-    PROPERTY_FAILED = "PROPERTY_FAILED"
-    NO_PROPERTY = "NO_PROPERTY"
-    NO_SEEDS = "NO_SEEDS"
-    FREEZE_EXPIRED = "FREEZE_EXPIRED"
-    FREEZE_INVALID = "FREEZE_INVALID"
-    UNTRUSTED_FAILED = "UNTRUSTED_FAILED"
-    ORACLE_AUTHORSHIP = "ORACLE_AUTHORSHIP"
-    TRUST_ROOT_CHANGED = "TRUST_ROOT_CHANGED"
-    LOCK_MISMATCH = "LOCK_MISMATCH"
-    COLLECTION_ERROR = "COLLECTION_ERROR"
-    GATE_ERROR = "GATE_ERROR"
-
-
-class Warning_(enum.StrEnum):
-    FREEZE_INEFFECTIVE = "FREEZE_INEFFECTIVE"
-    ORACLE_SKIPPED = "ORACLE_SKIPPED"
-    ORACLE_CHANGED = "ORACLE_CHANGED"
-    UNTRUSTED_FAILED = "UNTRUSTED_FAILED"
-    UNCOMMITTED_CHANGES = "UNCOMMITTED_CHANGES"
-    APPROVAL_IGNORED = "APPROVAL_IGNORED"
-
-
-class Bit(enum.StrEnum):
-    AUTHORSHIP = "authorship_ok"
-    LOCKS = "locks_ok"
-    ORACLE = "oracle_ok"
-    KNOWN_BAD = "known_bad_ok"
-    PROPERTY = "property_ok"
-    FREEZE = "freeze_ok"
-    UNTRUSTED = "untrusted_ok"
-
-
-class Decision(enum.StrEnum):
-    ALLOW = "allow"
-    BLOCK = "block"
-
-
-@dataclass(frozen=True)
-class Finding:
-    code: Reason | Warning_
-    detail: str
-    bit: Bit | None = None
-
-    def to_json(self) -> dict[str, str]:
-        return {"code": self.code.value, "detail": self.detail}
-
-
-# -- recorded facts -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ChangeFacts:
-    """Files changed base..head, sorted by what they are."""
-
-    oracle_paths: tuple[str, ...] = ()
-    trust_root_paths: tuple[str, ...] = ()
-    # (path, why) for trust-root pytest config files: what pytest would read differently
-    trust_root_why: tuple[tuple[str, str], ...] = ()
-    production_paths: tuple[str, ...] = ()
-    test_paths: tuple[str, ...] = ()
-    approved_by: tuple[str, ...] = ()
-    require_human_owner: bool = True
-
-    @property
-    def approved(self) -> bool:
-        return bool(self.approved_by)
-
-    @property
-    def case(self) -> str:
-        touched = bool(self.oracle_paths or self.trust_root_paths)
-        if touched and self.production_paths:
-            return "mixed change: production code and trust-root files together"
-        if touched:
-            return "trust-root-only change"
-        return "no trust-root file changed"
-
-
-@dataclass(frozen=True)
-class LockFacts:
-    missing: tuple[str, ...] = ()
-    extra: tuple[str, ...] = ()
-    changed: tuple[str, ...] = ()
-    problems: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ItemResult:
-    nodeid: str
-    outcome: Outcome
-    message: str = ""
-
-
-@dataclass(frozen=True)
-class ClassFacts:
-    """One class process: every item it had to report, and what it reported."""
-
-    results: tuple[ItemResult, ...] = ()
-    collection_errors: tuple[str, ...] = ()
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class OracleFacts(ClassFacts):
-    pinned_missing: tuple[str, ...] = ()
-    not_applicable: tuple[str, ...] = ()  # platform skips that hold on base too
-
-
-@dataclass(frozen=True)
-class PropertyFacts(ClassFacts):
-    files: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    seeds: Mapping[str, tuple[object, ...]] = field(default_factory=dict)
-    required: bool = True
-    empty_because: str = ""  # e.g. the invariants file is missing
-
-
-@dataclass(frozen=True)
-class ReplayFacts:
-    name: str
-    applied: bool
-    failed: tuple[str, ...] = ()
-    problem: str = ""
-    error: str | None = None
-    seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class KnownBadFacts:
-    replays: tuple[ReplayFacts, ...] = ()
-    required: bool = True
-
-
-@dataclass(frozen=True)
-class FreezeFacts:
-    expired: tuple[str, ...] = ()
-    invalid: tuple[str, ...] = ()
-    ineffective: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Facts:
-    """Everything the verdict depends on. None: that phase was never recorded."""
-
-    manifest_error: str | None = None
-    gate_errors: tuple[str, ...] = ()
-    changes: ChangeFacts | None = None
-    lock: LockFacts | None = None
-    oracle: OracleFacts | None = None
-    known_bad: KnownBadFacts | None = None
-    property: PropertyFacts | None = None
-    freezes: FreezeFacts | None = None
-    untrusted: ClassFacts | None = None
-    fail_closed_untrusted: bool = True
-    warnings: tuple[Finding, ...] = ()
-    counts: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -297,26 +149,18 @@ def known_bad_findings(facts: KnownBadFacts) -> list[Finding]:
         return [_f(Reason.NO_KNOWN_BAD, "no *.patch fixture under known_bad_dir", Bit.KNOWN_BAD)]
     found = []
     for replay in facts.replays:
-        if replay.error:
-            found.append(
-                _f(Reason.GATE_ERROR, f"known-bad {replay.name}: {replay.error}", Bit.KNOWN_BAD)
-            )
-        elif not replay.applied:
-            found.append(
-                _f(
-                    Reason.KNOWN_BAD_STALE,
-                    f"{replay.name} does not apply to head: {replay.problem}",
-                    Bit.KNOWN_BAD,
-                )
-            )
-        elif not replay.failed:
-            found.append(
-                _f(
-                    Reason.ORACLE_NEUTRALIZED,
-                    f"{replay.name} left every oracle item passing",
-                    Bit.KNOWN_BAD,
-                )
-            )
+        status = replay.status
+        if status is ReplayStatus.ERROR:
+            detail, code = f"known-bad {replay.name}: {replay.error}", Reason.GATE_ERROR
+        elif status is ReplayStatus.STALE:
+            detail = f"{replay.name} does not apply to head: {replay.problem}"
+            code = Reason.KNOWN_BAD_STALE
+        elif status is ReplayStatus.GREEN:
+            detail = f"{replay.name} left every oracle item passing"
+            code = Reason.ORACLE_NEUTRALIZED
+        else:
+            continue
+        found.append(_f(code, detail, Bit.KNOWN_BAD))
     return found
 
 

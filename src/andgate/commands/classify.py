@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from andgate.classify import TrustClass, freeze_matches
+from andgate.classify import freeze_matches
 from andgate.commands.common import (
     Collected,
     collect_inventory,
@@ -31,6 +31,7 @@ from andgate.commands.common import (
 from andgate.config import BaseConfig
 from andgate.errors import FreezeFileError, ManifestError
 from andgate.inventory import COUNT_KEYS, Record, counts, ineffective_freezes
+from andgate.records import TrustClass
 from andgate.run import DEFAULT_TIMEOUT
 
 EXIT_OK, EXIT_EXPIRED, EXIT_NO_ORACLE, EXIT_INVALID = 0, 2, 3, 4

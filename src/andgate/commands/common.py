@@ -23,6 +23,7 @@ from andgate.git import Git
 from andgate.inventory import Record
 from andgate.manifest import Manifest, parse_manifest
 from andgate.plan import Plan, make_plan
+from andgate.records import Role
 from andgate.run import RunRequest, RunResult, run_pytest
 from andgate.worktree import scratch_dir, worktree_pool
 
@@ -106,7 +107,7 @@ def collect_inventory(
     """
     with scratch_dir() as scratch, worktree_pool(git, scratch / "worktrees") as pool:
         plan = head_plan(git, head, config, scratch, config.live_freeze_ids(today))
-        request = RunRequest("collect", "collect", plan.head_rules, collect_only=True)
+        request = RunRequest("collect", Role.COLLECT, plan.head_rules, collect_only=True)
         with pool.lease(head) as worktree:
             result = run_pytest(request, worktree.path, scratch, timeout)
     if result.error:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from andgate.classify import TrustClass, classify_item, freeze_matches
+from andgate.classify import classify_item, freeze_matches
 from andgate.commands.common import (
     collect_inventory,
     open_repo,
@@ -36,6 +36,7 @@ from andgate.freeze import Freeze, FreezeSet, parse_freezes
 from andgate.git import Git
 from andgate.inventory import Record
 from andgate.manifest import Manifest, load_yaml
+from andgate.records import TrustClass
 from andgate.run import DEFAULT_TIMEOUT
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2

@@ -20,7 +20,7 @@ from andgate.commands.common import open_repo, plural, read_file, worktree_manif
 from andgate.errors import AndgateError
 from andgate.git import Git, decode_path
 from andgate.paths import is_under
-from andgate.verdict import LockFacts
+from andgate.records import LockFacts
 
 EXIT_MATCH, EXIT_MISMATCH = 0, 1
 

@@ -22,9 +22,9 @@ from pathlib import Path
 from andgate.commands.common import head_config, head_plan, open_repo, plural, table
 from andgate.config import BaseConfig
 from andgate.plan import Plan
+from andgate.records import Outcome, ReplayFacts, ReplayStatus, Role
 from andgate.replay import replay_fixture
-from andgate.run import DEFAULT_TIMEOUT, Outcome, RunRequest, RunResult, run_parallel, run_pytest
-from andgate.verdict import ReplayFacts
+from andgate.run import DEFAULT_TIMEOUT, RunRequest, RunResult, run_parallel, run_pytest
 from andgate.worktree import WorktreePool, scratch_dir, worktree_pool
 
 EXIT_OK, EXIT_FAILED, EXIT_NO_FIXTURES = 0, 1, 3
@@ -80,7 +80,7 @@ def _replay_all(
     timeout: float,
 ) -> tuple[Baseline, list[ReplayFacts]]:
     request = RunRequest(
-        "oracle", "oracle", plan.trusted_oracle_rules, allow_files=plan.trusted_oracle_files
+        "oracle", Role.ORACLE, plan.trusted_oracle_rules, allow_files=plan.trusted_oracle_files
     )
 
     def baseline() -> RunResult:
@@ -124,16 +124,17 @@ def _baseline(result: RunResult) -> Baseline:
 
 
 def _bites(replay: ReplayFacts) -> bool:
-    return replay.applied and bool(replay.failed) and not replay.error
+    return replay.status is ReplayStatus.BITES
 
 
 def _status(replay: ReplayFacts) -> tuple[str, str]:
     """A short status word and what happened."""
-    if replay.error:
+    status = replay.status
+    if status is ReplayStatus.ERROR:
         return "ERROR", f"applied; the oracle run failed: {replay.error}"
-    if not replay.applied:
+    if status is ReplayStatus.STALE:
         return "STALE", f"does not apply to HEAD (KNOWN_BAD_STALE): {replay.problem}"
-    if not replay.failed:
+    if status is ReplayStatus.GREEN:
         return "GREEN", "applied; every oracle item passed (ORACLE_NEUTRALIZED)"
     return "bites", f"applied; oracle failed: {', '.join(replay.failed)}"
 

@@ -1,0 +1,250 @@
+"""Typed records: what the gate's phases find out, and what the verdict reads.
+
+A leaf module: it imports nothing of andgate (the import-graph test checks),
+so the pure verdict, the process runner, the plugin and the reporters all speak
+the same types without pulling each other in. PYTEST_DONT_REWRITE: the plugin
+imports it into the user's pytest process, so it uses only the standard library.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class TrustClass(enum.StrEnum):
+    ORACLE = "oracle"
+    PROPERTY = "property"
+    FROZEN_FLAKE = "frozen_flake"
+    UNTRUSTED = "untrusted"
+
+
+class Role(enum.StrEnum):
+    """What one pytest process is for: run a trust class, or only collect."""
+
+    ORACLE = "oracle"
+    PROPERTY = "property"
+    UNTRUSTED = "untrusted"
+    FROZEN_FLAKE = "frozen_flake"
+    COLLECT = "collect"
+
+
+class Outcome(enum.StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+    XFAILED = "xfailed"
+    XPASSED = "xpassed"
+    MISSING = "missing"
+    # Failed at least one attempt, then passed when pytest-rerunfailures retried it.
+    RERUN_PASSED = "passed only on rerun"
+
+
+def item_outcome(phases: Mapping[str, Any] | None) -> Outcome:
+    """One outcome from the setup/call/teardown reports of an item.
+
+    Anything incomplete is MISSING: a test absent from a result file is never a pass.
+    """
+    if not phases:
+        return Outcome.MISSING
+    setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
+    xfail = bool(phases.get("wasxfail"))
+    if setup == "failed":
+        return Outcome.ERROR
+    if setup == "skipped":
+        return Outcome.XFAILED if xfail else Outcome.SKIPPED
+    if call == "failed":
+        return Outcome.FAILED
+    if call == "skipped":
+        return Outcome.XFAILED if xfail else Outcome.SKIPPED
+    if teardown == "failed":
+        return Outcome.ERROR
+    if call == "passed" and teardown == "passed":
+        if phases.get("reruns"):
+            return Outcome.RERUN_PASSED
+        return Outcome.XPASSED if xfail else Outcome.PASSED
+    return Outcome.MISSING
+
+
+class Reason(enum.StrEnum):
+    MANIFEST_INVALID = "MANIFEST_INVALID"
+    NO_ORACLE = "NO_ORACLE"
+    ORACLE_FAILED = "ORACLE_FAILED"
+    ORACLE_NEUTRALIZED = "ORACLE_NEUTRALIZED"
+    NO_KNOWN_BAD = "NO_KNOWN_BAD"
+    KNOWN_BAD_STALE = "KNOWN_BAD_STALE"
+    PROPERTY_FAILED = "PROPERTY_FAILED"
+    NO_PROPERTY = "NO_PROPERTY"
+    NO_SEEDS = "NO_SEEDS"
+    FREEZE_EXPIRED = "FREEZE_EXPIRED"
+    FREEZE_INVALID = "FREEZE_INVALID"
+    UNTRUSTED_FAILED = "UNTRUSTED_FAILED"
+    ORACLE_AUTHORSHIP = "ORACLE_AUTHORSHIP"
+    TRUST_ROOT_CHANGED = "TRUST_ROOT_CHANGED"
+    LOCK_MISMATCH = "LOCK_MISMATCH"
+    COLLECTION_ERROR = "COLLECTION_ERROR"
+    GATE_ERROR = "GATE_ERROR"
+
+
+class Warning_(enum.StrEnum):
+    FREEZE_INEFFECTIVE = "FREEZE_INEFFECTIVE"
+    ORACLE_SKIPPED = "ORACLE_SKIPPED"
+    ORACLE_CHANGED = "ORACLE_CHANGED"
+    UNTRUSTED_FAILED = "UNTRUSTED_FAILED"
+    UNCOMMITTED_CHANGES = "UNCOMMITTED_CHANGES"
+    APPROVAL_IGNORED = "APPROVAL_IGNORED"
+
+
+class Bit(enum.StrEnum):
+    AUTHORSHIP = "authorship_ok"
+    LOCKS = "locks_ok"
+    ORACLE = "oracle_ok"
+    KNOWN_BAD = "known_bad_ok"
+    PROPERTY = "property_ok"
+    FREEZE = "freeze_ok"
+    UNTRUSTED = "untrusted_ok"
+
+
+class Decision(enum.StrEnum):
+    ALLOW = "allow"
+    BLOCK = "block"
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: Reason | Warning_
+    detail: str
+    bit: Bit | None = None
+
+    def to_json(self) -> dict[str, str]:
+        return {"code": self.code.value, "detail": self.detail}
+
+
+# -- recorded facts -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChangeFacts:
+    """Files changed base..head, sorted by what they are."""
+
+    oracle_paths: tuple[str, ...] = ()
+    trust_root_paths: tuple[str, ...] = ()
+    # (path, why) for trust-root pytest config files: what pytest would read differently
+    trust_root_why: tuple[tuple[str, str], ...] = ()
+    production_paths: tuple[str, ...] = ()
+    test_paths: tuple[str, ...] = ()
+    approved_by: tuple[str, ...] = ()
+    require_human_owner: bool = True
+
+    @property
+    def approved(self) -> bool:
+        return bool(self.approved_by)
+
+    @property
+    def case(self) -> str:
+        touched = bool(self.oracle_paths or self.trust_root_paths)
+        if touched and self.production_paths:
+            return "mixed change: production code and trust-root files together"
+        if touched:
+            return "trust-root-only change"
+        return "no trust-root file changed"
+
+
+@dataclass(frozen=True)
+class LockFacts:
+    missing: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    nodeid: str
+    outcome: Outcome
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ClassFacts:
+    """One class process: every item it had to report, and what it reported."""
+
+    results: tuple[ItemResult, ...] = ()
+    collection_errors: tuple[str, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class OracleFacts(ClassFacts):
+    pinned_missing: tuple[str, ...] = ()
+    not_applicable: tuple[str, ...] = ()  # platform skips that hold on base too
+
+
+@dataclass(frozen=True)
+class PropertyFacts(ClassFacts):
+    files: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    seeds: Mapping[str, tuple[object, ...]] = field(default_factory=dict)
+    required: bool = True
+    empty_because: str = ""  # e.g. the invariants file is missing
+
+
+class ReplayStatus(enum.StrEnum):
+    """What one known-bad replay proved."""
+
+    BITES = "bites"  # an oracle item failed: the oracles still catch this bug
+    STALE = "stale"  # the fixture no longer applies to head
+    GREEN = "green"  # every oracle item passed: the oracles no longer bite
+    ERROR = "error"  # the replay could not run
+
+
+@dataclass(frozen=True)
+class ReplayFacts:
+    name: str
+    applied: bool
+    failed: tuple[str, ...] = ()
+    problem: str = ""
+    error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def status(self) -> ReplayStatus:
+        """The one place that says whether a fixture bit."""
+        if self.error:
+            return ReplayStatus.ERROR
+        if not self.applied:
+            return ReplayStatus.STALE
+        return ReplayStatus.BITES if self.failed else ReplayStatus.GREEN
+
+
+@dataclass(frozen=True)
+class KnownBadFacts:
+    replays: tuple[ReplayFacts, ...] = ()
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class FreezeFacts:
+    expired: tuple[str, ...] = ()
+    invalid: tuple[str, ...] = ()
+    ineffective: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Everything the verdict depends on. None: that phase was never recorded."""
+
+    manifest_error: str | None = None
+    gate_errors: tuple[str, ...] = ()
+    changes: ChangeFacts | None = None
+    lock: LockFacts | None = None
+    oracle: OracleFacts | None = None
+    known_bad: KnownBadFacts | None = None
+    property: PropertyFacts | None = None
+    freezes: FreezeFacts | None = None
+    untrusted: ClassFacts | None = None
+    fail_closed_untrusted: bool = True
+    warnings: tuple[Finding, ...] = ()
+    counts: Mapping[str, int] = field(default_factory=dict)
