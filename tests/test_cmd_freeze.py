@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from andgate.cli import main
 from andgate.commands.freeze import NewFreeze, run_freeze_add, run_freeze_list
 from andgate.commands.freeze_edit import (
-    FreezeEditError,
     add_entry,
     remove_entries,
     split_lines,
     yaml_string,
 )
+from andgate.errors import FreezeEditError
 from andgate.freeze import Freeze, parse_freezes
 from andgate.sample import FREEZE, SAMPLE_TODAY
 

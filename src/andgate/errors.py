@@ -8,6 +8,9 @@ block with the matching reason code instead of a traceback.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+
 
 class AndgateError(Exception):
     """A failure the user can fix; `str(err)` is the one-line message."""
@@ -43,3 +46,21 @@ class GateTimeout(AndgateError):
 
 class Interrupted(AndgateError):
     """SIGINT or SIGTERM arrived; cleanup runs, then the check blocks."""
+
+
+class BadInput(AndgateError):
+    """A command refused its input (`freeze add` with an id that matches nothing)."""
+
+
+class FreezeEditError(AndgateError):
+    """The freeze file has a layout the editor does not rewrite."""
+
+
+def guarded(run: Callable[[], int], could_not_run: int) -> int:
+    """The one handler: run a command; a user error is one line on stderr and
+    the command's could-not-run exit code, never a traceback."""
+    try:
+        return int(run())
+    except AndgateError as exc:
+        print(f"andgate: {exc}", file=sys.stderr)
+        return could_not_run

@@ -30,11 +30,17 @@ from andgate.commands.common import (
 )
 from andgate.config import BaseConfig
 from andgate.errors import FreezeFileError, ManifestError
+from andgate.exitcodes import ClassifyExit
 from andgate.inventory import COUNT_KEYS, Record, counts, ineffective_freezes
 from andgate.records import TrustClass
 from andgate.run import DEFAULT_TIMEOUT
 
-EXIT_OK, EXIT_EXPIRED, EXIT_NO_ORACLE, EXIT_INVALID = 0, 2, 3, 4
+EXIT_OK, EXIT_EXPIRED, EXIT_NO_ORACLE, EXIT_INVALID = (
+    ClassifyExit.OK,
+    ClassifyExit.EXPIRED_FREEZE,
+    ClassifyExit.NO_ORACLE,
+    ClassifyExit.INVALID,
+)
 INVENTORY_SCHEMA = "andgate.inventory/1"
 
 

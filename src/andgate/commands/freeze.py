@@ -13,11 +13,9 @@ Exit codes: 0 done, 2 bad input (the message names the file, field and fix).
 from __future__ import annotations
 
 import datetime as dt
-import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from andgate.classify import classify_item, freeze_matches
 from andgate.commands.common import (
@@ -30,8 +28,9 @@ from andgate.commands.common import (
     worktree_manifest,
     write_atomic,
 )
-from andgate.commands.freeze_edit import FreezeEditError, add_entry, remove_entries
-from andgate.errors import AndgateError, FreezeFileError
+from andgate.commands.freeze_edit import add_entry, remove_entries
+from andgate.errors import BadInput, FreezeEditError, FreezeFileError, guarded
+from andgate.exitcodes import FreezeExit
 from andgate.freeze import Freeze, FreezeSet, parse_freezes
 from andgate.git import Git
 from andgate.inventory import Record
@@ -39,16 +38,12 @@ from andgate.manifest import Manifest, load_yaml
 from andgate.records import TrustClass
 from andgate.run import DEFAULT_TIMEOUT
 
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
+EXIT_OK, EXIT_BAD_INPUT = FreezeExit.OK, FreezeExit.BAD_INPUT
 NEW_FILE_HEADER = (
     "# Frozen flaky tests: their outcome is logged and ignored until `expires`.\n"
     "# Manage with `andgate freeze list | add | prune`; every field is required.\n"
 )
 TRUSTED = {TrustClass.ORACLE, TrustClass.PROPERTY}
-
-
-class BadInput(AndgateError):
-    """A freeze command refused its input (exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -75,13 +70,8 @@ def load_freeze_file(root: Path, manifest_path: str) -> FreezeFile:
     return FreezeFile(manifest, path, text, parse_freezes(text, path, manifest.max_freeze_days))
 
 
-def _guard(run: Any) -> int:
-    """Refusals are one line on stderr and exit 2."""
-    try:
-        return int(run())
-    except (BadInput, FreezeEditError) as exc:
-        print(f"andgate: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+def _guard(run: Callable[[], int]) -> int:
+    return guarded(run, FreezeExit.BAD_INPUT)
 
 
 # -- list ---------------------------------------------------------------------------------

@@ -23,17 +23,13 @@ from dataclasses import dataclass
 
 import yaml
 
-from andgate.errors import AndgateError
+from andgate.errors import FreezeEditError
 from andgate.manifest import StrictLoader
 
 BOM = "\ufeff"
 # YAML's line breaks (and PyYAML's line count); str.splitlines knows more.
 LINE = re.compile(r"[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028\u2029])")
 ENTRY_KEYS = ("id", "reason", "first_seen", "expires", "owner")
-
-
-class FreezeEditError(AndgateError):
-    """The freeze file has a layout the editor does not rewrite."""
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,12 @@ from pathlib import Path, PurePosixPath
 from andgate import pytest_config
 from andgate.commands.common import open_repo, plural, read_file
 from andgate.errors import AndgateError, ManifestError
+from andgate.exitcodes import InitExit
 from andgate.git import Git, decode_path
 from andgate.manifest import DEFAULT_MANIFEST, Manifest, parse_manifest
 from andgate.paths import is_under
 
-EXIT_OK = 0
+EXIT_OK = InitExit.OK
 MARKER_NAME = re.compile(r"\s*([A-Za-z_]\w*)")
 ORACLE_HINTS = ("oracle", "golden", "regression", "acceptance", "contract", "snapshot", "example")
 PROPERTY_HINTS = ("propert", "hypothesis", "fuzz", "seed")

@@ -18,11 +18,12 @@ from pathlib import Path
 from andgate import locks
 from andgate.commands.common import open_repo, plural, read_file, worktree_manifest, write_atomic
 from andgate.errors import AndgateError
+from andgate.exitcodes import LockExit
 from andgate.git import Git, decode_path
 from andgate.paths import is_under
 from andgate.records import LockFacts
 
-EXIT_MATCH, EXIT_MISMATCH = 0, 1
+EXIT_MATCH, EXIT_MISMATCH = LockExit.MATCH, LockExit.MISMATCH
 
 
 def run_lock_verify(repo: Path, *, manifest: str) -> int:

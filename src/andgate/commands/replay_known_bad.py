@@ -21,13 +21,18 @@ from pathlib import Path
 
 from andgate.commands.common import head_config, head_plan, open_repo, plural, table
 from andgate.config import BaseConfig
+from andgate.exitcodes import ReplayExit
 from andgate.plan import Plan
 from andgate.records import Outcome, ReplayFacts, ReplayStatus, Role
 from andgate.replay import replay_fixture
 from andgate.run import DEFAULT_TIMEOUT, RunRequest, RunResult, run_parallel, run_pytest
 from andgate.worktree import WorktreePool, scratch_dir, worktree_pool
 
-EXIT_OK, EXIT_FAILED, EXIT_NO_FIXTURES = 0, 1, 3
+EXIT_OK, EXIT_FAILED, EXIT_NO_FIXTURES = (
+    ReplayExit.EVERY_FIXTURE_BIT,
+    ReplayExit.FAILED,
+    ReplayExit.NO_FIXTURES,
+)
 
 
 @dataclass(frozen=True)

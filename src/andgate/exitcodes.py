@@ -1,0 +1,56 @@
+"""Every command's exit codes, by name (contract section 3).
+
+"The gate said block" and "the gate could not run" are different codes for
+every command, and no code means two things within one command. A user error
+(`AndgateError`) ends every command with its `COULD_NOT_RUN` code, through the
+one handler in `errors.guarded`.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class CheckExit(enum.IntEnum):
+    ALLOW = 0
+    BLOCK = 1
+    COULD_NOT_RUN = 2  # MANIFEST_INVALID or GATE_ERROR among the reasons (also a block)
+
+
+class ClassifyExit(enum.IntEnum):
+    OK = 0
+    EXPIRED_FREEZE = 2
+    NO_ORACLE = 3
+    INVALID = 4  # invalid manifest or freeze file
+    COULD_NOT_RUN = 5  # not a repository, no HEAD, the tests could not be collected
+
+
+class ReplayExit(enum.IntEnum):
+    EVERY_FIXTURE_BIT = 0
+    FAILED = 1  # a fixture stayed green or did not apply, or the oracle fails on HEAD
+    COULD_NOT_RUN = 2
+    NO_FIXTURES = 3
+
+
+class LockExit(enum.IntEnum):
+    MATCH = 0
+    MISMATCH = 1
+    COULD_NOT_RUN = 2
+
+
+class FreezeExit(enum.IntEnum):
+    OK = 0
+    BAD_INPUT = 2
+    COULD_NOT_RUN = 2  # bad input and errors share one code (contract)
+
+
+class InitExit(enum.IntEnum):
+    OK = 0
+    COULD_NOT_WRITE = 2
+    COULD_NOT_RUN = 2  # as for freeze
+
+
+class DemoExit(enum.IntEnum):
+    EVERY_VERDICT_AS_EXPECTED = 0
+    SOME_VERDICT_DIFFERS = 1
+    COULD_NOT_RUN = 2
