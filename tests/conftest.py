@@ -2,8 +2,8 @@
 
 Every test runs with HOME and XDG folders in tmp_path, so git never reads or
 writes the developer's config, and with no approval inherited from the
-environment. Repositories are built from the sample project in
-`andgate.sample` (the same one `andgate demo` uses).
+environment. Repositories are built from the tests' own sample project
+(`tests/resources/minilib/`, see `harness.py`), not the demo's.
 """
 
 from __future__ import annotations
@@ -20,8 +20,12 @@ from typing import Any
 import pytest
 
 from andgate.check import CheckOptions, run_check
-from andgate.sample import AGENT, SAMPLE_TODAY, SampleRepo, build_sample, init_repo
+from andgate.sample import AGENT, SAMPLE_TODAY, SampleRepo, init_repo
 from andgate.verdict import Verdict
+from harness import build_test_sample
+
+# The sample project's files are data for the tests, not tests of andgate.
+collect_ignore = ["resources"]
 
 
 @pytest.fixture(autouse=True)
@@ -104,7 +108,7 @@ class Sample:
 
 @pytest.fixture
 def sample(tmp_path: Path) -> Sample:
-    repo, base = build_sample(tmp_path / "sample")
+    repo, base = build_test_sample(tmp_path / "sample")
     return Sample(repo, base, tmp_path)
 
 

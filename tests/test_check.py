@@ -15,8 +15,8 @@ import sys
 import pytest
 
 from andgate.cli import main
-from andgate.demo import AGENT_SLUG_TEST, honest_fix
 from andgate.sample import SampleRepo
+from stories import AGENT_SLUG_TEST, honest_fix
 
 
 def test_honest_change_allows_with_every_bit(sample):

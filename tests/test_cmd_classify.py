@@ -14,7 +14,8 @@ import pytest
 
 from andgate.cli import main
 from andgate.commands.classify import run_classify
-from andgate.sample import FREEZE, SAMPLE_TODAY
+from andgate.sample import SAMPLE_TODAY
+from harness import FREEZE
 
 TODAY = dt.date.fromisoformat(SAMPLE_TODAY)
 MANIFEST = "tests/trust_manifest.yaml"

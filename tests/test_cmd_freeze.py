@@ -26,7 +26,8 @@ from andgate.commands.freeze_edit import (
 )
 from andgate.errors import FreezeEditError
 from andgate.freeze import Freeze, parse_freezes
-from andgate.sample import FREEZE, SAMPLE_TODAY
+from andgate.sample import SAMPLE_TODAY
+from harness import FREEZE
 
 NEW = {
     "id": "tests/test_x.py::test_new",

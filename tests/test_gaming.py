@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from andgate.sample import INVARIANT, SampleRepo, lock_text
+from andgate.sample import SampleRepo, lock_text
+from harness import INVARIANT
 
 MEAN = "tests/oracles/test_math_oracle.py::test_mean"
 CLAMP = "tests/oracles/test_math_oracle.py::test_clamp_cases"

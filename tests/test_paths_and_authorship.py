@@ -15,8 +15,8 @@ from andgate.paths import (
     matching,
     pytest_config_differs,
 )
-from andgate.sample import MANIFEST
 from andgate.verdict import authorship_findings
+from harness import MANIFEST
 
 M = parse_manifest(MANIFEST, "tests/trust_manifest.yaml")
 

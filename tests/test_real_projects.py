@@ -19,9 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from andgate.demo import honest_fix
-from andgate.sample import AGENT, BASE_FILES, SampleRepo, build_sample
+from andgate.sample import AGENT, SampleRepo
 from conftest import Sample
+from harness import BASE_FILES
+from harness import build_test_sample as build_sample
+from stories import honest_fix
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import andgate.replay
-from andgate.demo import honest_fix, weakened_oracle
+from stories import honest_fix, weakened_oracle
 
 
 @pytest.fixture

@@ -1,10 +1,13 @@
-"""A small sample project with a full trust overlay, as throwaway git repositories.
+"""Sample projects as throwaway git repositories.
 
-Used by `andgate demo` and by andgate's own tests: a library (`minilib`) with
-human-owned oracle tests, a locked fixture, two known-bad fixtures generated as
-real `git diff` output, an accepted seeded property, a frozen flaky test and
-one untrusted test. Repositories get a fixed identity and dates, and git never
-reads the user's global config, so commit ids are reproducible.
+The demo's project (`samples/minilib/`, package data: a real file tree that ruff
+lints like the rest) is a library with human-owned oracle tests, a locked
+fixture, two known-bad fixtures generated as real `git diff` output, an accepted
+seeded property, a frozen flaky test and one untrusted test. andgate's own
+tests build repositories with the same machinery from their own tree
+(`tests/resources/`), so editing the demo never changes what the tests exercise.
+Repositories get a fixed identity and dates, and git never reads the user's
+global config, so commit ids are reproducible.
 """
 
 from __future__ import annotations
@@ -21,204 +24,27 @@ OWNER = ("alice", "alice@example.org")
 AGENT = ("coding-agent", "agent@example.org")
 SAMPLE_TODAY = "2026-11-25"
 
-TEXT_PY = '''\
-"""Text helpers."""
-
-import re
-
-
-def chunk(seq, n):
-    """Split seq into lists of n items; the last one may be shorter."""
-    if n < 1:
-        raise ValueError("n must be at least 1")
-    items = list(seq)
-    return [items[i : i + n] for i in range(0, len(items), n)]
+SAMPLES = Path(__file__).parent / "samples"
+# Dotfiles are stored without their dot, so packaging never drops or applies them.
+STORED_NAMES = {"_gitignore": ".gitignore"}
 
 
-def slugify(text):
-    """Lower-case words joined by single dashes."""
-    return re.sub(r"[^a-z0-9]", "-", text.lower()).strip("-")
-'''
-
-MATHX_PY = '''\
-"""Number helpers."""
-
-
-def clamp(x, lo, hi):
-    """x limited to the closed range [lo, hi]."""
-    return max(lo, min(x, hi))
+def load_tree(folder: Path) -> dict[str, str]:
+    """A sample project kept as a real file tree: path relative to `folder` -> text."""
+    files = {}
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts or path.suffix == ".pyc":
+            continue
+        rel = path.relative_to(folder).as_posix()
+        files[STORED_NAMES.get(rel, rel)] = path.read_text(encoding="utf-8")
+    return files
 
 
-def mean(xs):
-    """Arithmetic mean of a non-empty sequence."""
-    xs = list(xs)
-    if not xs:
-        raise ValueError("mean of an empty sequence")
-    return sum(xs) / len(xs)
-'''
-
-INIT_PY = '''\
-"""minilib: a tiny library gated by andgate."""
-
-from minilib.mathx import clamp, mean
-from minilib.text import chunk, slugify
-
-__all__ = ["chunk", "clamp", "mean", "slugify"]
-'''
-
-TEXT_ORACLE = '''\
-"""Human-owned oracle (owner: alice)."""
-
-import pytest
-
-from minilib import chunk, slugify
-
-
-def test_chunk_even():
-    assert chunk([1, 2, 3, 4], 2) == [[1, 2], [3, 4]]
-
-
-def test_chunk_keeps_short_tail():
-    assert chunk([1, 2, 3, 4, 5], 2) == [[1, 2], [3, 4], [5]]
-
-
-def test_chunk_rejects_zero():
-    with pytest.raises(ValueError):
-        chunk([1], 0)
-
-
-def test_slugify_words():
-    assert slugify("Hello World") == "hello-world"
-'''
-
-MATH_ORACLE = '''\
-"""Human-owned oracle (owner: alice): recorded cases live in fixtures/cases.json."""
-
-import json
-import pathlib
-
-import pytest
-
-from minilib import clamp, mean
-
-CASES = json.loads((pathlib.Path(__file__).parent / "fixtures" / "cases.json").read_text())
-
-
-@pytest.mark.parametrize("x, lo, hi, expected", CASES["clamp"])
-def test_clamp_cases(x, lo, hi, expected):
-    assert clamp(x, lo, hi) == expected
-
-
-def test_mean():
-    assert mean([1, 2, 3, 6]) == 3
-'''
-
-CASES_JSON = '{"clamp": [[5, 0, 10, 5], [-1, 0, 10, 0], [11, 0, 10, 10]]}\n'
-
+BASE_FILES: dict[str, str] = load_tree(SAMPLES / "minilib")
 INVARIANT = (
     "chunk(seq, n) returns pieces of exactly n items except a shorter last piece, "
     "and joining them gives seq back"
 )
-
-PROPERTY_TEST = f'''\
-"""Seeded property for minilib.chunk."""
-
-import random
-
-import pytest
-
-from minilib import chunk
-
-# INVARIANT: {INVARIANT}
-SEEDS = [1, 2, 3]
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-def test_chunk_roundtrip(seed):
-    rng = random.Random(seed)
-    for _ in range(30):
-        n = rng.randint(1, 5)
-        seq = [rng.randint(0, 9) for _ in range(rng.randint(0, 15))]
-        pieces = chunk(seq, n)
-        assert [x for piece in pieces for x in piece] == seq
-        assert all(len(piece) == n for piece in pieces[:-1])
-'''
-
-TIMING_TEST = '''\
-"""Timing budget (owner: platform-tests); too tight for shared runners."""
-
-import time
-
-from minilib import mean
-
-
-def test_mean_is_fast():
-    started = time.perf_counter()
-    mean(range(10000))
-    assert time.perf_counter() - started < 0, "budget calibrated on the dedicated runner"
-'''
-
-MISC_TEST = '''\
-"""An ordinary, untrusted test."""
-
-from minilib import clamp
-
-
-def test_clamp_inside_range():
-    assert clamp(3, 0, 5) == 3
-'''
-
-MANIFEST = """\
-version: 1
-classes:
-  oracle:
-    require_human_owner: true
-    globs: ["tests/oracles/**/*.py"]
-    markers: []
-  property:
-    require_accepted_invariant: true
-    globs: ["tests/properties/**/*.py"]
-    markers: []
-    invariants_file: tests/properties/INVARIANTS.md
-  frozen_flake:
-    freeze_file: tests/flakes/freeze.yaml
-    globs: ["tests/**/*.py"]
-    markers: []
-fail_closed_untrusted: true
-oracle_must_fail_known_bad: true
-known_bad_dir: tests/oracles/known_bad
-owners: [alice]
-lock_file: tests/oracles/locks.sha256
-fixtures_dir: tests/oracles/fixtures
-max_freeze_days: 28
-require_property_class: true
-"""
-
-FREEZE = """\
-freezes:
-  - id: "tests/test_timing.py::test_mean_is_fast"
-    reason: "timing depends on shared runner load"
-    first_seen: "2026-11-20"
-    expires: "2026-12-10"
-    owner: "platform-tests"
-"""
-
-BASE_FILES: dict[str, str] = {
-    ".gitignore": "__pycache__/\n*.pyc\nartifacts/\n",
-    "pytest.ini": "[pytest]\ntestpaths = tests\n",
-    "minilib/__init__.py": INIT_PY,
-    "minilib/text.py": TEXT_PY,
-    "minilib/mathx.py": MATHX_PY,
-    "tests/trust_manifest.yaml": MANIFEST,
-    "tests/oracles/test_text_oracle.py": TEXT_ORACLE,
-    "tests/oracles/test_math_oracle.py": MATH_ORACLE,
-    "tests/oracles/fixtures/cases.json": CASES_JSON,
-    "tests/properties/INVARIANTS.md": f"# Accepted invariants (owner: alice)\n\n- {INVARIANT}\n",
-    "tests/properties/test_chunk_property.py": PROPERTY_TEST,
-    "tests/flakes/freeze.yaml": FREEZE,
-    "tests/test_timing.py": TIMING_TEST,
-    "tests/test_misc.py": MISC_TEST,
-}
 
 # Known-bad fixtures: (path, search, replace) edits of production code, turned
 # into real `git diff` output when the repository is built.
