@@ -1,0 +1,218 @@
+"""Reporters, seeds and inventory, directly: no git, no pytest process.
+
+`verdict.json` and `summary.md` are pinned by golden files (`tests/golden/`), with
+SHAs and dates fixed by the test. To accept an intended change of the output,
+run `ANDGATE_UPDATE_GOLDEN=1 pytest tests/test_unit_reports.py` and review the diff.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from andgate.classify import ItemFacts
+from andgate.inventory import Record, build_inventory, counts, ineffective_freezes
+from andgate.records import (
+    ChangeFacts,
+    ClassFacts,
+    Facts,
+    FreezeFacts,
+    ItemResult,
+    KnownBadFacts,
+    LockFacts,
+    OracleFacts,
+    Outcome,
+    PropertyFacts,
+    ReplayFacts,
+    ReplayStatus,
+)
+from andgate.report import KnownBadJson, ReportContext, SummaryMarkdown, VerdictJson
+from andgate.run import CollectedItem, RunResult
+from andgate.seeds import default_hypothesis_seed, property_facts, seeds_payload
+from andgate.verdict import decide
+
+GOLDEN = Path(__file__).parent / "golden"
+BASE, HEAD = "b" * 40, "h" * 40
+TODAY = dt.date(2026, 11, 25)
+ORACLE_ITEM = "tests/oracles/test_a.py::test_a"
+PLATFORM_SKIP = "tests/oracles/test_b.py::test_py4 skipped: requires Python 4 (skipped on base too)"
+
+
+def golden(name: str, actual: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("ANDGATE_UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(actual, encoding="utf-8")
+    assert actual == path.read_text(encoding="utf-8"), f"{name} differs from its golden file"
+
+
+def clean_facts(**changes: object) -> Facts:
+    fields: dict[str, object] = {
+        "changes": ChangeFacts(production_paths=("minilib/text.py",)),
+        "lock": LockFacts(),
+        "oracle": OracleFacts(
+            results=(ItemResult("tests/oracles/test_a.py::test_a", Outcome.PASSED),)
+        ),
+        "known_bad": KnownBadFacts(
+            (ReplayFacts("kb_one", True, ("tests/oracles/test_a.py::test_a",)),)
+        ),
+        "property": PropertyFacts(
+            results=(ItemResult("tests/properties/test_p.py::test_p[1]", Outcome.PASSED),),
+            files={"tests/properties/test_p.py": ("tests/properties/test_p.py::test_p[1]",)},
+            seeds={"tests/properties/test_p.py::test_p[1]": (1,)},
+        ),
+        "freezes": FreezeFacts(),
+        "untrusted": ClassFacts(results=(ItemResult("tests/test_u.py::test_u", Outcome.PASSED),)),
+        "counts": {"oracle": 1, "property": 1, "frozen_flake": 0, "untrusted": 1},
+    }
+    fields.update(changes)
+    return Facts(**fields)  # type: ignore[arg-type]
+
+
+def context(facts: Facts, **extra: object) -> ReportContext:
+    return ReportContext(verdict=decide(facts), base=BASE, head=HEAD, today=TODAY, **extra)  # type: ignore[arg-type]
+
+
+def blocked_facts() -> Facts:
+    failing = tuple(
+        ItemResult(f"tests/oracles/test_a.py::test_case_{i}", Outcome.FAILED, "assert 1 == 2")
+        for i in range(12)
+    )
+    return clean_facts(
+        changes=ChangeFacts(
+            oracle_paths=("tests/oracles/test_a.py",), production_paths=("minilib/text.py",)
+        ),
+        oracle=OracleFacts(
+            results=failing,
+            not_applicable=(
+                "tests/oracles/test_b.py::test_py4 skipped: requires Python 4 (skipped on base too)",
+            ),
+        ),
+        known_bad=KnownBadFacts(
+            (
+                ReplayFacts("kb_one", True, ()),
+                ReplayFacts("kb_two", False, problem="patch does not apply"),
+            )
+        ),
+    )
+
+
+def test_verdict_json_of_an_allow_is_golden():
+    golden("verdict_allow.json", VerdictJson().render(context(clean_facts())).decode())
+
+
+def test_verdict_json_of_a_block_is_golden():
+    golden("verdict_block.json", VerdictJson().render(context(blocked_facts())).decode())
+
+
+def test_summary_of_an_allow_is_golden():
+    facts = clean_facts()
+    golden(
+        "summary_allow.md", SummaryMarkdown().render(context(facts, changes=facts.changes)).decode()
+    )
+
+
+def test_summary_of_a_block_is_golden():
+    facts = blocked_facts()
+    replays = facts.known_bad.replays  # type: ignore[union-attr]
+    ctx = context(facts, changes=facts.changes, replays=replays)
+    golden("summary_block.md", SummaryMarkdown().render(ctx).decode())
+
+
+def test_known_bad_json_names_the_status_of_each_fixture():
+    replays = (
+        ReplayFacts("bites", True, ("t::a",)),
+        ReplayFacts("stale", False, problem="no"),
+        ReplayFacts("green", True, ()),
+        ReplayFacts("error", True, error="timeout"),
+    )
+    assert [r.status for r in replays] == list(ReplayStatus)
+    payload = json.loads(KnownBadJson().render(context(clean_facts(), replays=replays)))
+    assert [f["bites"] for f in payload["fixtures"]] == [True, False, False, False]
+
+
+# -- seeds ------------------------------------------------------------------------------------
+
+
+def _result(items: list[tuple[str, str]], reports: dict, seeds: dict) -> RunResult:
+    collected = tuple(
+        CollectedItem(ItemFacts(nodeid, nodeid.split("::")[0], nodeid.split("::")[1]), cls, "why")
+        for nodeid, cls in items
+    )
+    return RunResult("property", 0, 0.1, items=collected, reports=reports, seeds=seeds)
+
+
+PASS = {"setup": "passed", "call": "passed", "teardown": "passed"}
+
+
+def test_property_facts_and_seeds_payload_record_what_ran():
+    result = _result(
+        [
+            ("p/test_a.py::t[1]", "property"),
+            ("p/test_b.py::t", "property"),
+            ("x.py::u", "untrusted"),
+        ],
+        {"p/test_a.py::t[1]": PASS, "p/test_b.py::t": PASS},
+        {"p/test_a.py::t[1]": (1,), "x.py::u": (9,)},
+    )
+    facts = property_facts(
+        result,
+        ["p/test_a.py", "p/test_b.py", "p/test_c.py"],
+        required=True,
+        every_candidate_counts=True,
+    )
+    assert facts.files == {
+        "p/test_a.py": ("p/test_a.py::t[1]",),
+        "p/test_b.py": ("p/test_b.py::t",),
+        "p/test_c.py": (),
+    }
+    assert facts.seeds == {"p/test_a.py::t[1]": (1,)}
+    payload = seeds_payload(facts, 1234)
+    assert payload["unseeded_files"] == ["p/test_b.py", "p/test_c.py"]
+    assert payload["reproduce"] == "--hypothesis-seed=1234"
+    assert default_hypothesis_seed("0000abcd" + "0" * 32) == 0xABCD
+
+
+def test_property_facts_without_a_run_keep_why_the_class_is_empty():
+    facts = property_facts(
+        None, ["a.py"], required=True, every_candidate_counts=True, empty_because="x"
+    )
+    assert (facts.results, facts.files, facts.empty_because) == ((), {}, "x")
+
+
+# -- inventory --------------------------------------------------------------------------------
+
+
+def test_inventory_takes_each_class_from_its_own_process():
+    untrusted = _result(
+        [("t/test_o.py::o", "oracle"), ("t/test_u.py::u", "untrusted")],
+        {"t/test_u.py::u": {"setup": "failed"}},
+        {},
+    )
+    oracle = _result([("t/test_o.py::o", "oracle")], {"t/test_o.py::o": PASS}, {})
+    records = build_inventory(untrusted, oracle, None, None)
+    assert [(r.facts.nodeid, r.cls, r.outcome) for r in records] == [
+        ("t/test_o.py::o", "oracle", "passed"),
+        ("t/test_u.py::u", "untrusted", "error"),
+    ]
+    assert counts(records) == {"oracle": 1, "property": 0, "frozen_flake": 0, "untrusted": 1}
+
+
+@pytest.mark.parametrize(
+    "freeze_id, expected",
+    [
+        ("test_u", []),
+        ("nothing", ["freeze 'nothing' matches no collected test"]),
+        ("o", ["freeze 'o' matches only oracle items; it freezes nothing"]),
+    ],
+)
+def test_ineffective_freezes_say_why(freeze_id, expected):
+    records = [
+        Record(ItemFacts("t/test_u.py::test_u", "t/test_u.py", "test_u"), "frozen_flake", "", None),
+        Record(ItemFacts("t/test_o.py::o", "t/test_o.py", "o"), "oracle", "", None),
+    ]
+    assert ineffective_freezes([freeze_id], records) == expected
