@@ -88,9 +88,7 @@ def blocked_facts() -> Facts:
         ),
         oracle=OracleFacts(
             results=failing,
-            not_applicable=(
-                "tests/oracles/test_b.py::test_py4 skipped: requires Python 4 (skipped on base too)",
-            ),
+            not_applicable=(PLATFORM_SKIP,),
         ),
         known_bad=KnownBadFacts(
             (
