@@ -141,3 +141,14 @@ def tree_fingerprint(root: Path) -> dict[str, str]:
 @pytest.fixture
 def fingerprint() -> Iterator[Callable[[Path], dict[str, str]]]:
     yield tree_fingerprint
+
+
+# Fixtures that build repositories and start the gate's pytest processes: a test
+# that uses one is an end-to-end test (`-m "not slow"` skips them).
+END_TO_END_FIXTURES = frozenset({"sample", "make_repo", "pytester", "project_venv"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if END_TO_END_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

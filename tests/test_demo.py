@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from andgate.demo import CHANGES, run_demo
+
+# End to end: these start the gate's pytest processes.
+pytestmark = pytest.mark.slow
 
 
 def test_demo_subset_matches(capsys):

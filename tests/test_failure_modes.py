@@ -40,6 +40,9 @@ from andgate.manifest import parse_manifest
 from andgate.records import LockFacts
 from andgate.sample import AGENT, SampleRepo, init_repo
 
+# End to end: these start the gate's pytest processes.
+pytestmark = pytest.mark.slow
+
 TODAY = "2026-11-25"
 MANIFEST_PATH = "tests/trust_manifest.yaml"
 MANIFEST = """\

@@ -12,6 +12,9 @@ from andgate.classify import Rules
 from andgate.records import Outcome
 from andgate.run import RunRequest, run_pytest
 
+# End to end: these start the gate's pytest processes.
+pytestmark = pytest.mark.slow
+
 STRICT_INI = "[pytest]\naddopts = --strict-config --strict-markers\nfilterwarnings =\n    error\n"
 
 
