@@ -150,6 +150,22 @@ def _nonempty_globs(value: Any, source: str, field: str) -> tuple[str, ...]:
     return globs
 
 
+APPROVAL_SOURCES = ("cli", "env", "github-reviews")
+
+
+def _approval_sources(value: Any, source: str, field: str) -> tuple[str, ...]:
+    """Where an owner's approval may come from; a project that gates in CI can
+    refuse the command line and environment, which whoever edits the workflow sets."""
+    names = _str_list(value, source, field)
+    unknown = [n for n in names if n not in APPROVAL_SOURCES]
+    if unknown:
+        raise ManifestError(
+            f"{source}: {field} has unknown source {unknown[0]!r}; "
+            f"valid sources: {', '.join(APPROVAL_SOURCES)}"
+        )
+    return tuple(dict.fromkeys(names))
+
+
 def _mapping(schema: tuple[Key, ...]) -> Callable[[Any, str, str], dict[str, Any]]:
     def check(value: Any, source: str, field: str) -> dict[str, Any]:
         return validate_mapping(value, schema, source, field)
@@ -178,6 +194,7 @@ CLASSES_SCHEMA = (
     Key("property", _mapping(PROPERTY_SCHEMA), {}),
     Key("frozen_flake", _mapping(FLAKE_SCHEMA), {}),
 )
+APPROVALS_SCHEMA = (Key("sources", _approval_sources, APPROVAL_SOURCES),)
 MANIFEST_SCHEMA = (
     Key("version", _version),
     Key("classes", _mapping(CLASSES_SCHEMA)),
@@ -192,6 +209,7 @@ MANIFEST_SCHEMA = (
     Key("require_property_class", _bool, True),
     Key("test_support_globs", _globs, ()),
     Key("scrub_env", _str_list, ()),
+    Key("approvals", _mapping(APPROVALS_SCHEMA), {}),
 )
 
 
@@ -271,6 +289,8 @@ class Manifest:
     require_property_class: bool
     test_support_globs: tuple[str, ...] = ()
     scrub_env: tuple[str, ...] = ()
+    # where owners' approvals may come from (cli, env, github-reviews)
+    approval_sources: tuple[str, ...] = APPROVAL_SOURCES
 
 
 def _check_lock_outside_fixtures(lock_file: str, fixtures_dir: str, source: str) -> None:
@@ -295,11 +315,13 @@ def parse_manifest(text: bytes | str | None, path: str, source: str | None = Non
     fields = validate_mapping(data, MANIFEST_SCHEMA, source, "")
     classes = fields.pop("classes")
     fields.pop("version")
+    approvals = fields.pop("approvals")
     _check_lock_outside_fixtures(fields["lock_file"], fields["fixtures_dir"], source)
     return Manifest(
         path=path,
         oracle=OracleClass(**classes["oracle"]),
         property=PropertyClass(**classes["property"]),
         frozen_flake=FlakeClass(**classes["frozen_flake"]),
+        approval_sources=approvals["sources"],
         **fields,
     )
