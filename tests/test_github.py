@@ -32,7 +32,7 @@ from andgate.github import (
     select_approvals,
 )
 from andgate.manifest import APPROVAL_SOURCES, parse_manifest
-from andgate.sample import MANIFEST
+from harness import MANIFEST
 
 RESOURCES = Path(__file__).parent / "resources" / "github"
 HEAD = "6dcb09b5b57875f334f61aebed695e2e4193db5e"

@@ -30,9 +30,7 @@ from andgate.htmlreport import (
     build_report,
     render,
 )
-from andgate.report import ReportContext
-from andgate.run import Outcome
-from andgate.verdict import (
+from andgate.records import (
     ChangeFacts,
     ClassFacts,
     Facts,
@@ -41,10 +39,12 @@ from andgate.verdict import (
     KnownBadFacts,
     LockFacts,
     OracleFacts,
+    Outcome,
     PropertyFacts,
     ReplayFacts,
-    decide,
 )
+from andgate.report import ReportContext
+from andgate.verdict import decide
 
 BASE = "3f1c2a9b7d4e5f60718293a4b5c6d7e8f9012345"
 HEAD = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
