@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ import pytest
 
 from andgate import run as run_module
 from andgate.check import CheckOptions
-from andgate.run import DEFAULT_TIMEOUT, TOKEN_VAR, kill_escaped, read_results, run_parallel
+from andgate.run import DEFAULT_TIMEOUT, kill_orphans, read_results, run_parallel
 from andgate.sample import SAMPLE_TODAY, SampleRepo
 from andgate.worktree import deferred_signals, worktree_pool
 
@@ -414,23 +415,29 @@ def test_no_pytest_process_starts_once_an_interrupt_is_being_handled(tmp_path):
     assert not run_module._STOPPING.is_set()
 
 
-def test_kill_escaped_kills_a_process_that_left_the_session(tmp_path):
+def test_kill_orphans_kills_children_that_left_our_session_and_nothing_else():
     detached = "import os, signal; os.setsid(); signal.pause()"
-    mine = subprocess.Popen(
-        [sys.executable, "-c", detached], env={**os.environ, TOKEN_VAR: "t-mine"}
-    )
-    other = subprocess.Popen(
-        [sys.executable, "-c", detached], env={**os.environ, TOKEN_VAR: "t-other"}
-    )
+    mine = subprocess.Popen([sys.executable, "-c", detached])
+    ours = subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"])
     try:
-        # Popen returns once the child has exec'd: its environ carries the token.
-        assert kill_escaped("t-mine") == 1
-        assert mine.wait(timeout=30) == -signal.SIGKILL
-        assert other.poll() is None
+        deadline = time.monotonic() + 30
+        while os.getsid(mine.pid) == os.getsid(0) and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the child has called setsid
+        assert kill_orphans() == 1
+        with pytest.raises(ProcessLookupError):  # killed and reaped
+            os.kill(mine.pid, 0)
+        assert ours.poll() is None
     finally:
-        for proc in (mine, other):
+        for proc in (mine, ours):
             proc.kill()
             proc.wait()
+
+
+def test_no_andgate_variable_reaches_test_processes(monkeypatch):
+    from andgate.run import test_environment
+
+    monkeypatch.setenv("ANDGATE_APPROVED_BY", "alice")
+    assert not [name for name in test_environment() if name.startswith("ANDGATE_")]
 
 
 # -- tests that vandalise their worktree ------------------------------------------------------

@@ -4,17 +4,18 @@ The process is started through a tiny bootstrap that imports the installed
 andgate plugin and pytest *before* the worktree goes on `sys.path`, so a change
 cannot shadow them with a top-level `andgate/` or `pytest.py` of its own. Each
 process runs in its own session (process group) and everything left in that
-group is killed when it ends or times out; so is every process, in any session,
-that still carries the run's token in its environment (a test's server started
-with `setsid` or a double fork), where /proc exists.
+group is killed when it ends or times out. On Linux the gate is a child
+subreaper: a process a test detached (`setsid`, a double fork) is re-parented to
+the gate rather than to init, and killed once no run is active. Nothing marks
+the processes: the gate puts no variable of its own in their environment.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
-import secrets
 import signal
 import stat
 import subprocess
@@ -60,7 +61,7 @@ BOOTSTRAP = (
 # 0.2-0.7 s per process, and a test's leftover non-daemon thread cannot keep
 # the process alive until the timeout.
 DEFAULT_TIMEOUT = 1800.0
-TOKEN_VAR = "ANDGATE_RUN_TOKEN"
+PR_SET_CHILD_SUBREAPER = 36
 # CI credentials that test code must never see (contract section 4), plus the
 # manifest's `scrub_env` globs.
 SCRUBBED_ENV = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_*", "INPUT_*", "ANDGATE_APPROVED_BY")
@@ -199,7 +200,7 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
     return read_results(request.label, code, seconds, results, log, junit)
 
 
-_RUNNING: dict[subprocess.Popen[bytes], str] = {}
+_RUNNING: set[subprocess.Popen[bytes]] = set()
 _RUNNING_LOCK = threading.Lock()
 # Set while run_parallel unwinds: a worker between its `git checkout` and
 # starting pytest must not start a process the interrupt already missed.
@@ -209,9 +210,9 @@ _STOPPING = threading.Event()
 def kill_all_running() -> None:
     """Kill every pytest process the gate started (Ctrl-C, SIGTERM, gate error)."""
     with _RUNNING_LOCK:
-        running = list(_RUNNING.items())
-    for proc, token in running:
-        _kill_group(proc, token)
+        running = list(_RUNNING)
+    for proc in running:
+        _kill_group(proc)
 
 
 def run_parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
@@ -237,6 +238,7 @@ def run_parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
         with deferred_signals():
             executor.shutdown(wait=True, cancel_futures=True)
             _STOPPING.clear()
+            kill_orphans()
 
 
 def test_environment(scrub_globs: Sequence[str] = ()) -> dict[str, str]:
@@ -254,8 +256,8 @@ def test_environment(scrub_globs: Sequence[str] = ()) -> dict[str, str]:
 def _run_in_own_session(
     argv: list[str], cwd: Path, log: Path, timeout: float, env: dict[str, str] | None = None
 ) -> tuple[int, bool]:
-    token = secrets.token_hex(8)
-    env = {**(test_environment() if env is None else env), TOKEN_VAR: token}
+    _become_subreaper()
+    env = test_environment() if env is None else env
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             argv,
@@ -267,7 +269,7 @@ def _run_in_own_session(
             start_new_session=True,
         )
         with _RUNNING_LOCK:
-            _RUNNING[proc] = token
+            _RUNNING.add(proc)
             stopping = _STOPPING.is_set()
         try:
             if stopping:
@@ -277,19 +279,22 @@ def _run_in_own_session(
         except subprocess.TimeoutExpired:
             code, timed_out = -1, True
         finally:
-            _kill_group(proc, token)
+            _kill_group(proc)
             with _RUNNING_LOCK:
-                _RUNNING.pop(proc, None)
+                _RUNNING.discard(proc)
+                idle = not _RUNNING
+            if idle:
+                kill_orphans()  # with a run active, an orphan may still be its daemon
     return code, timed_out
 
 
-def _kill_group(proc: subprocess.Popen[bytes], token: str) -> None:
-    """Kill the process and anything it left running (daemons forked by tests).
-    The wait is bounded: a process stuck in the kernel must not hang the gate."""
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the process and everything left in its process group (daemons a
+    test forked). The wait is bounded: a process stuck in the kernel must not
+    hang the gate."""
     _signal_group(proc)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=KILL_WAIT)
-    kill_escaped(token)
 
 
 def _signal_group(proc: subprocess.Popen[bytes]) -> None:
@@ -297,38 +302,78 @@ def _signal_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def kill_escaped(token: str, proc_root: Path = Path("/proc")) -> int:
-    """Kill processes that left the run's session but kept its token in their
-    environment; returns how many. Repeated until none is found, because a
-    daemon may fork again while we look (and a killed one may not be gone yet).
-    Without /proc this is a no-op, and a process that re-executes itself with a
-    scrubbed environment escapes it."""
-    needle = f"{TOKEN_VAR}={token}".encode()
+_SUBREAPER: list[bool] = []
+
+
+def _become_subreaper() -> bool:
+    """Linux: orphans of our descendants are re-parented to this process, so a
+    test's detached daemon cannot outlive the gate's runs by leaving its session."""
+    if not _SUBREAPER:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            _SUBREAPER.append(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+        except (OSError, AttributeError):
+            _SUBREAPER.append(False)
+    return _SUBREAPER[0]
+
+
+def kill_orphans(proc_root: Path = Path("/proc")) -> int:
+    """Kill this process's children that live in another session and are not a
+    pytest process the gate is running: processes a test detached, re-parented
+    to the gate (a subreaper). Our own git commands share our session. Repeated
+    until none is left, since a killed daemon's children are re-parented in turn.
+    Returns how many; without /proc this is a no-op."""
+    me, session = os.getpid(), os.getsid(0)
     killed: set[int] = set()
     for _ in range(20):
-        found = [pid for pid in _pids(proc_root) if needle in _environ(proc_root, pid)]
+        with _RUNNING_LOCK:
+            live = {p.pid for p in _RUNNING}
+        found = [
+            pid
+            for pid, parent, sid in _processes(proc_root)
+            if parent == me and sid != session and pid not in live and pid not in killed
+        ]
+        if not found:
+            break
         for pid in found:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
+            _reap(pid)
         killed.update(found)
-        if not found:
-            break
     return len(killed)
 
 
-def _pids(proc_root: Path) -> list[int]:
-    try:
-        return [int(e.name) for e in os.scandir(proc_root) if e.name.isdigit()]
-    except OSError:
-        return []
+def _reap(pid: int) -> None:
+    """Collect a killed orphan's exit status (it is our child now), bounded."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if done:
+            return
+        time.sleep(0.01)
 
 
-def _environ(proc_root: Path, pid: int) -> list[bytes]:
+def _processes(proc_root: Path) -> list[tuple[int, int, int]]:
+    """(pid, parent pid, session id) of every process /proc shows."""
+    out = []
     try:
-        with open(proc_root / str(pid) / "environ", "rb") as fh:
-            return fh.read().split(b"\0")
+        entries = [e.name for e in os.scandir(proc_root) if e.name.isdigit()]
     except OSError:
         return []
+    for name in entries:
+        try:
+            with open(proc_root / name / "stat", "rb") as fh:
+                stat_line = fh.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp session ...": comm may hold spaces and parens.
+        fields = stat_line.rpartition(")")[2].split()
+        if len(fields) >= 4:
+            out.append((int(name), int(fields[1]), int(fields[3])))
+    return out
 
 
 def read_results(
