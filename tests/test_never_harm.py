@@ -9,13 +9,19 @@ compared byte for byte before and after.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from andgate import worktree as worktree_module
 from andgate.cache import SCHEMA, KillerCache
+from andgate.errors import GateTimeout
+from andgate.git import Git
+from andgate.worktree import worktree_pool
 
 PATCH = b"--- a/x.py\n+++ b/x.py\n"
 DIGEST = "oracle-digest"
@@ -102,3 +108,165 @@ def test_a_cache_that_cannot_be_written_never_raises(tmp_path):
     (folder / "killers").write_text("a file where the folder goes")
     cache.put(PATCH, DIGEST, GOOD)
     assert cache.get(PATCH, DIGEST) == ()
+
+
+# -- snapshots: the repository and the folders around it, byte for byte --------------------
+
+
+def _files(root: Path, skip: tuple[str, ...] = ()) -> dict[str, str]:
+    """Every entry under root: a file's sha256, a symlink's target, a folder's mark."""
+    out: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        for name in sorted(dirnames + filenames):
+            path = here / name
+            rel = path.relative_to(root).as_posix()
+            if rel.startswith(skip):
+                continue
+            if path.is_symlink():
+                out[rel] = f"-> {os.readlink(path)}"
+            elif path.is_dir():
+                out[rel] = "dir"
+            else:
+                out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def snapshot(repo: Path, skip: tuple[str, ...] = ()) -> dict[str, object]:
+    """The working tree, index, refs, `.git/worktrees`, and the repository's
+    neighbours (its parent folder: `outside/` and friends), apart from `skip`."""
+    git = repo / ".git"
+    refs = subprocess.run(
+        ["git", "for-each-ref", "--format=%(refname) %(objectname)"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    worktrees = git / "worktrees"
+    return {
+        "tree": _files(repo, (".git/", *skip)),
+        "index": hashlib.sha256((git / "index").read_bytes()).hexdigest(),
+        "refs": refs,
+        "packed-refs": (git / "packed-refs").read_bytes()
+        if (git / "packed-refs").exists()
+        else b"",
+        "loose refs": _files(git / "refs"),
+        "worktrees": _files(worktrees) if worktrees.exists() else {},
+        "neighbours": _files(repo.parent, (f"{repo.name}/", repo.name, *skip)),
+    }
+
+
+def registered_worktrees(repo: Path) -> list[str]:
+    out = subprocess.run(
+        ["git", "worktree", "list", "--porcelain"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")]
+
+
+# -- worktrees: only andgate's own, removed by path ----------------------------------------
+
+
+def test_a_users_worktree_whose_folder_is_away_stays_registered(make_repo, tmp_path):
+    repo = make_repo({"m.py": "X = 1\n"})
+    away = tmp_path / "usb-disk" / "feature"
+    repo.run("worktree", "add", "--detach", str(away), "HEAD")
+    hidden = tmp_path / "usb-disk-unmounted"
+    (tmp_path / "usb-disk").rename(hidden)  # the disk is unmounted during the check
+    before = snapshot(repo.path, ("wts",))
+    with worktree_pool(repo.git, tmp_path / "wts") as pool, pool.lease("HEAD"):
+        pass
+    assert snapshot(repo.path, ("wts",)) == before
+    hidden.rename(tmp_path / "usb-disk")
+    assert registered_worktrees(repo.path) == [str(repo.path), str(away)]
+    repo.run("-C", str(away), "status")  # still a working worktree
+
+
+def test_close_removes_every_worktree_even_when_one_removal_times_out(
+    make_repo, tmp_path, monkeypatch
+):
+    repo = make_repo({"m.py": "X = 1\n"})
+    before = snapshot(repo.path, ("wts",))
+    real_run = Git.run
+    timeouts: list[float | None] = []
+
+    def first_remove_times_out(self, *args, **kwargs):
+        if args[:2] == ("worktree", "remove"):
+            timeouts.append(kwargs.get("timeout"))
+            if len(timeouts) == 1:
+                raise GateTimeout("git worktree remove --force ran past 30s")
+        return real_run(self, *args, **kwargs)
+
+    monkeypatch.setattr(Git, "run", first_remove_times_out)
+    with (
+        pytest.raises(RuntimeError, match="the original error"),
+        worktree_pool(repo.git, tmp_path / "wts") as pool,
+        pool.lease("HEAD"),
+        pool.lease("HEAD"),
+        pool.lease("HEAD"),
+    ):
+        raise RuntimeError("the original error")
+    monkeypatch.undo()
+    assert len(timeouts) == 3
+    assert all(t is not None and t <= worktree_module.REMOVE_TIMEOUT for t in timeouts)
+    assert registered_worktrees(repo.path) == [str(repo.path)]
+    assert snapshot(repo.path, ("wts",)) == before
+    assert not (tmp_path / "wts").exists() or list((tmp_path / "wts").iterdir()) == []
+
+
+def test_cleanup_past_its_budget_removes_worktrees_without_git(make_repo, tmp_path, monkeypatch):
+    repo = make_repo({"m.py": "X = 1\n"})
+    before = snapshot(repo.path, ("wts",))
+    with worktree_pool(repo.git, tmp_path / "wts") as pool, pool.lease("HEAD"), pool.lease("HEAD"):
+        monkeypatch.setattr(worktree_module, "CLOSE_BUDGET", 0.0)
+        monkeypatch.setattr(Git, "run", hanging_git)
+    monkeypatch.undo()
+    assert registered_worktrees(repo.path) == [str(repo.path)]
+    assert snapshot(repo.path, ("wts",)) == before
+
+
+def hanging_git(self, *args, **kwargs):
+    raise AssertionError(f"git {args[:2]} ran after the cleanup budget was spent")
+
+
+def test_worktree_admin_folders_have_names_unique_to_the_check(make_repo, tmp_path):
+    repo = make_repo({"m.py": "X = 1\n"})
+    with (
+        worktree_pool(repo.git, tmp_path / "a") as one,
+        worktree_pool(repo.git, tmp_path / "b") as two,
+        one.lease("HEAD") as a,
+        two.lease("HEAD") as b,
+    ):
+        names = {Path(a.admin_dir).name, Path(b.admin_dir).name}
+    assert len(names) == 2 and all(n.startswith("andgate-") for n in names)
+
+
+def test_dropping_bytecode_never_follows_a_folder_symlinked_out_of_the_worktree(
+    make_repo, tmp_path
+):
+    """A production folder committed as a symlink to a folder outside: moving the
+    worktree to a commit where it is a real folder drops its sources' bytecode,
+    which must not delete the outside folder's."""
+    outside = tmp_path / "outside" / "pkg"
+    (outside / "__pycache__").mkdir(parents=True)
+    pyc = outside / "__pycache__" / "mod.cpython-311.pyc"
+    pyc.write_bytes(b"outside bytecode")
+    (outside / "mod.py").write_text("X = 0\n")
+    repo = make_repo()
+    (repo.path / "pkg").symlink_to(outside, target_is_directory=True)
+    linked = repo.commit("pkg is a symlink")
+    (repo.path / "pkg").unlink()
+    repo.write({"pkg/mod.py": "X = 1\n"})
+    real = repo.commit("pkg is a folder")
+    with worktree_pool(repo.git, tmp_path / "wts") as pool:
+        with pool.lease(linked):
+            pass
+        with pool.lease(real) as worktree:
+            assert (worktree.path / "pkg" / "mod.py").read_text() == "X = 1\n"
+        with pool.lease(linked):
+            pass
+    assert pyc.read_bytes() == b"outside bytecode"
