@@ -9,6 +9,7 @@ compared byte for byte before and after.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -19,8 +20,19 @@ import pytest
 
 from andgate import worktree as worktree_module
 from andgate.cache import SCHEMA, KillerCache
-from andgate.errors import GateTimeout
+from andgate.cli import main
+from andgate.demo import honest_fix
+from andgate.errors import AndgateError, GateTimeout
 from andgate.git import Git
+from andgate.report import (
+    MARKER,
+    Artifacts,
+    ReportContext,
+    claim_artifacts,
+    write_artifacts,
+)
+from andgate.sample import BASE_FILES, SampleRepo
+from andgate.verdict import Facts, decide
 from andgate.worktree import worktree_pool
 
 PATCH = b"--- a/x.py\n+++ b/x.py\n"
@@ -270,3 +282,195 @@ def test_dropping_bytecode_never_follows_a_folder_symlinked_out_of_the_worktree(
         with pool.lease(linked):
             pass
     assert pyc.read_bytes() == b"outside bytecode"
+
+
+# -- the artifacts folder: a real folder andgate created or owns -----------------------------
+
+
+def report_context(**files: bytes) -> ReportContext:
+    verdict = decide(Facts(gate_errors=("a check of the artifacts folder",)))
+    return ReportContext(
+        verdict=verdict, base=None, head=None, today=dt.date(2026, 1, 1), files=files
+    )
+
+
+def write_once(path: Path, **claim) -> Artifacts:
+    folder = claim_artifacts(path, **claim)
+    try:
+        return write_artifacts(folder, report_context(**{"oracle.log": b"log\n"}))
+    finally:
+        folder.close()
+
+
+def marker_of(folder: Path) -> list[str]:
+    return json.loads((folder / MARKER).read_text())["files"]
+
+
+def test_a_new_folder_is_andgates_own_with_its_gitignore_and_marker(tmp_path):
+    out = write_once(tmp_path / "artifacts")
+    folder = tmp_path / "artifacts"
+    assert (folder / ".gitignore").read_bytes() == b"# written by andgate check\n*\n"
+    assert json.loads(out.verdict_json) == json.loads((folder / "verdict.json").read_bytes())
+    listed = marker_of(folder)
+    assert {".gitignore", "verdict.json", "summary.md", "logs/oracle.log", MARKER} <= set(listed)
+    assert sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp")) == []
+    write_once(folder)  # its own files are replaced on the next run
+    assert marker_of(folder) == listed
+
+
+def test_a_projects_own_folder_keeps_its_files_and_gets_no_gitignore(tmp_path):
+    folder = tmp_path / "artifacts"
+    (folder / "logs").mkdir(parents=True)
+    (folder / ".gitignore").write_text("!keep-me\n")
+    (folder / "README.md").write_text("the project's own\n")
+    (folder / "logs" / "old.log").write_text("the project's log\n")
+    before = _files(folder)
+    write_once(folder)
+    write_once(folder)  # again: the marker lets andgate replace only what it wrote
+    after = _files(folder)
+    assert {k: after[k] for k in before} == before
+    assert ".gitignore" not in marker_of(folder)
+    assert (folder / "verdict.json").exists()
+
+
+def test_a_taken_file_name_in_a_projects_folder_is_refused_in_one_line(tmp_path):
+    folder = tmp_path / "artifacts"
+    folder.mkdir()
+    (folder / "summary.md").write_text("the project's summary\n")
+    with pytest.raises(AndgateError) as caught:
+        write_once(folder)
+    message = str(caught.value)
+    assert "\n" not in message and str(folder / "summary.md") in message
+    assert "did not write it" in message and "--artifacts DIR" in message
+    assert sorted(p.name for p in folder.iterdir()) == ["summary.md"]
+
+
+def test_only_old_logs_the_marker_lists_are_deleted(tmp_path):
+    folder = tmp_path / "artifacts"
+    write_once(folder)
+    victim = tmp_path / "victim"
+    victim.write_text("not andgate's\n")
+    (folder / "logs" / "mine.log").write_text("the user's own log\n")
+    (folder / "logs" / "old.log").write_text("andgate's old log\n")
+    forged = [*marker_of(folder), "logs/old.log", "../victim", "logs/../../victim", "/etc/x"]
+    (folder / MARKER).write_text(json.dumps({"schema": "andgate.artifacts/1", "files": forged}))
+    write_once(folder)
+    assert victim.read_text() == "not andgate's\n"
+    assert sorted(p.name for p in (folder / "logs").iterdir()) == ["mine.log", "oracle.log"]
+
+
+def test_a_symlink_planted_in_andgates_own_folder_is_replaced_not_written_through(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "file").write_text("outside\n")
+    path = tmp_path / "artifacts"
+    folder = claim_artifacts(path)
+    try:
+        (path / "summary.md").symlink_to(outside / "file")  # a test plants it mid-run
+        (path / "logs").symlink_to(outside, target_is_directory=True)
+        write_artifacts(folder, report_context(**{"oracle.log": b"log\n"}))
+    finally:
+        folder.close()
+    assert (outside / "file").read_text() == "outside\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["file"]
+    assert not (path / "summary.md").is_symlink() and not (path / "logs").is_symlink()
+
+
+def test_a_stale_verdict_never_survives_a_run_that_cannot_write_its_own(tmp_path):
+    folder = tmp_path / "artifacts"
+    write_once(folder)
+    claimed = claim_artifacts(folder)
+    claimed.close()
+    assert not (folder / "verdict.json").exists()
+
+
+@pytest.mark.parametrize(
+    "where, why",
+    [
+        ("link", "is a symlink"),
+        ("repo/sub/artifacts", "repo/sub is a symlink inside the repository"),
+        ("repo/.git/artifacts", "inside the repository's git folder"),
+    ],
+)
+def test_an_unsafe_artifacts_path_is_refused_before_anything_is_written(tmp_path, where, why):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "link").symlink_to(outside, target_is_directory=True)
+    (repo / "sub").symlink_to(outside, target_is_directory=True)
+    before = _files(tmp_path)
+    with pytest.raises(AndgateError, match=why):
+        claim_artifacts(tmp_path / where, repo=repo, git_dirs=(repo / ".git",))
+    assert _files(tmp_path) == before
+
+
+# -- the artifacts folder, end to end -------------------------------------------------------
+
+
+def gate_cli(sample, head: str, *extra: str) -> list[str]:
+    return ["check", "--repo", str(sample.path), "--base", sample.base, "--head", head, *extra]
+
+
+def outside_folder(sample) -> Path:
+    """A folder next to the repository, with a log of the user's own."""
+    outside = sample.tmp / "outside"
+    (outside / "logs").mkdir(parents=True)
+    (outside / "logs" / "x.log").write_text("the user's log\n")
+    return outside
+
+
+@pytest.mark.parametrize("target", [".", ".git/refs/heads", "../outside"])
+def test_a_committed_artifacts_symlink_is_refused_and_nothing_is_written(sample, capsys, target):
+    outside_folder(sample)
+    head = sample.change(lambda r: (r.path / "artifacts").symlink_to(target))
+    before = snapshot(sample.path)
+    code = main(gate_cli(sample, head, "--jobs", "2"))
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"{sample.path / 'artifacts'}: the artifacts folder is a symlink" in err
+    assert snapshot(sample.path) == before
+    assert (sample.path / ".gitignore").read_text() == BASE_FILES[".gitignore"]
+
+
+def projects_artifacts(repo: SampleRepo) -> None:
+    repo.write(
+        {
+            "artifacts/.gitignore": "!*\n",
+            "artifacts/README.md": "our release artifacts\n",
+            "artifacts/logs/build.log": "our build log\n",
+        }
+    )
+    repo.run("add", "-f", "artifacts")
+
+
+@pytest.mark.slow
+def test_a_projects_own_artifacts_folder_is_left_alone(sample):
+    head = sample.change(lambda r: (honest_fix(r), projects_artifacts(r)))
+    before = snapshot(sample.path, ("artifacts/",))
+    folder = sample.path / "artifacts"
+    ours = _files(folder)
+    for _ in range(2):  # the second run replaces only what the first one wrote
+        run = sample.gate(head, artifacts=None)
+        assert run.decision == "allow", run.payload["reasons"]
+    after = _files(folder)
+    assert {k: after[k] for k in ours} == ours
+    assert set(after) - set(ours) == set(marker_of(folder))
+    assert snapshot(sample.path, ("artifacts/",)) == before
+    assert sample.repo.run("diff", "--stat") == ""
+
+
+@pytest.mark.slow
+def test_artifacts_in_the_repository_root_leave_its_gitignore_alone(sample):
+    head = sample.change(honest_fix)
+    written = {"verdict.json", "summary.md", MARKER}
+    before = snapshot(sample.path)
+    run = sample.gate(head, artifacts=sample.path)
+    assert run.decision == "allow", run.payload["reasons"]
+    assert (sample.path / ".gitignore").read_text() == BASE_FILES[".gitignore"]
+    listed = set(marker_of(sample.path))
+    assert written <= listed and ".gitignore" not in listed
+    after = snapshot(sample.path)
+    tree = {k: v for k, v in after["tree"].items() if k not in listed and k != "logs"}
+    assert {**after, "tree": tree} == before
