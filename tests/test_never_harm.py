@@ -20,6 +20,7 @@ import pytest
 
 from andgate import worktree as worktree_module
 from andgate.cache import SCHEMA, KillerCache
+from andgate.check import Recorded, _collect_artifacts_from_scratch
 from andgate.cli import main
 from andgate.demo import honest_fix
 from andgate.errors import AndgateError, GateTimeout
@@ -31,6 +32,7 @@ from andgate.report import (
     claim_artifacts,
     write_artifacts,
 )
+from andgate.run import RunResult
 from andgate.sample import BASE_FILES, SampleRepo
 from andgate.verdict import Facts, decide
 from andgate.worktree import worktree_pool
@@ -474,3 +476,50 @@ def test_artifacts_in_the_repository_root_leave_its_gitignore_alone(sample):
     after = snapshot(sample.path)
     tree = {k: v for k, v in after["tree"].items() if k not in listed and k != "logs"}
     assert {**after, "tree": tree} == before
+
+
+# -- results read once, the verdict printed from memory -------------------------------------
+
+
+def test_a_junit_file_skipped_as_broken_is_never_read_again(tmp_path):
+    """The oracle's JUnit file was broken when its phase ended; an untrusted test
+    that later writes a forged one in its place changes no artifact."""
+    junit = tmp_path / "oracle.xml"
+    junit.write_bytes(b"<testsuites><testsuite")  # pytest died while writing it
+    log = tmp_path / "absent.log"
+    rec = Recorded()
+    rec.runs["oracle"] = RunResult("oracle", 0, 1.0, junit=junit, log=log)
+    _collect_artifacts_from_scratch(rec, tmp_path)
+    junit.write_bytes(b'<testsuites><testsuite name="forged" tests="1"/></testsuites>')
+    log.write_bytes(b"forged log\n")
+    _collect_artifacts_from_scratch(rec, tmp_path)  # the end of a later, less trusted phase
+    assert rec.files == {}
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "NaN", "infinity"])
+def test_a_timeout_that_never_expires_is_refused(capsys, value):
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "--timeout", value])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2
+    assert f"argument --timeout: '{value}' must be a number of seconds > 0" in err
+
+
+def test_json_prints_the_verdict_from_memory_not_from_disk(sample, capsys, monkeypatch):
+    import andgate.check
+
+    real = andgate.check.write_artifacts
+
+    def then_forged(folder, ctx):
+        written = real(folder, ctx)
+        forged = {"schema": "andgate.verdict/1", "verdict": "allow", "reasons": []}
+        (written.folder / "verdict.json").write_text(json.dumps(forged))
+        return written
+
+    monkeypatch.setattr(andgate.check, "write_artifacts", then_forged)
+    artifacts = sample.tmp / "artifacts"
+    code = main(gate_cli(sample, sample.base, "--artifacts", str(artifacts), "--json"))
+    out = capsys.readouterr().out
+    assert code == 2
+    printed = json.loads(out)
+    assert printed["verdict"] == "block" and printed["reasons"][0]["code"] == "GATE_ERROR"
