@@ -22,9 +22,11 @@ from andgate import worktree as worktree_module
 from andgate.cache import SCHEMA, KillerCache
 from andgate.check import Recorded, _collect_artifacts_from_scratch
 from andgate.cli import main
+from andgate.commands.init import run_init
 from andgate.demo import honest_fix
 from andgate.errors import AndgateError, GateTimeout
 from andgate.git import Git
+from andgate.manifest import DEFAULT_MANIFEST, parse_manifest
 from andgate.report import (
     MARKER,
     Artifacts,
@@ -523,3 +525,30 @@ def test_json_prints_the_verdict_from_memory_not_from_disk(sample, capsys, monke
     assert code == 2
     printed = json.loads(out)
     assert printed["verdict"] == "block" and printed["reasons"][0]["code"] == "GATE_ERROR"
+
+
+# -- init: a folder name never breaks the manifest ------------------------------------------
+
+
+def test_init_quotes_a_folder_name_with_a_double_quote(make_repo, capsys):
+    repo = make_repo({'we"ird/test_a.py': "def test_a():\n    pass\n"})
+    assert run_init(repo.path) == 0
+    text = (repo.path / DEFAULT_MANIFEST).read_text(encoding="utf-8")
+    manifest = parse_manifest(text, DEFAULT_MANIFEST)
+    assert 'we"ird/**/*.py' in manifest.frozen_flake.globs
+    uncommented = "\n".join(line.lstrip(" #") for line in text.splitlines())
+    assert '"we\\"ird/**/*.py"' in uncommented
+
+
+def test_init_with_a_non_utf8_folder_name_writes_a_valid_manifest(make_repo, capsys):
+    repo = make_repo({"tests/test_b.py": "def test_b():\n    pass\n"})
+    folder = os.fsencode(repo.path) + b"/caf\xe9"
+    os.mkdir(folder)
+    with open(folder + b"/test_a.py", "wb") as fh:
+        fh.write(b"def test_a():\n    pass\n")
+    repo.commit("a folder whose name is not UTF-8")
+    assert run_init(repo.path) == 0
+    data = (repo.path / DEFAULT_MANIFEST).read_bytes()
+    assert data, "a 0-byte manifest"
+    manifest = parse_manifest(data.decode("utf-8"), DEFAULT_MANIFEST)
+    assert manifest.frozen_flake.globs == ("tests/**/*.py",)
