@@ -14,6 +14,8 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -552,3 +554,91 @@ def test_init_with_a_non_utf8_folder_name_writes_a_valid_manifest(make_repo, cap
     assert data, "a 0-byte manifest"
     manifest = parse_manifest(data.decode("utf-8"), DEFAULT_MANIFEST)
     assert manifest.frozen_flake.globs == ("tests/**/*.py",)
+
+
+# -- end to end: worktrees, caches and other processes --------------------------------------
+
+
+@pytest.mark.slow
+def test_a_check_keeps_a_users_worktree_whose_folder_is_away(sample):
+    head = sample.change(honest_fix)
+    disk = sample.tmp / "disk"
+    sample.repo.run("worktree", "add", "--detach", str(disk / "feature"), sample.base)
+    disk.rename(sample.tmp / "disk-away")  # unmounted while the check runs
+    before = snapshot(sample.path, ("artifacts",))
+    run = sample.gate(head)
+    assert run.decision == "allow", run.payload["reasons"]
+    assert snapshot(sample.path, ("artifacts",)) == before
+    (sample.tmp / "disk-away").rename(disk)
+    assert registered_worktrees(sample.path) == [str(sample.path), str(disk / "feature")]
+
+
+@pytest.mark.slow
+def test_a_poisoned_killer_cache_never_ends_a_check_in_gate_error(sample):
+    cache = sample.tmp / "cache"
+    head = sample.change(honest_fix)
+    sample.gate(head, cache_dir=cache)
+    entries = sorted((cache / "killers").glob("*.json"))
+    assert len(entries) == 2
+    for path, poison in zip(entries, ("list", "directory"), strict=True):
+        path.unlink()
+        POISONS[poison](path)
+    before = snapshot(sample.path, ("artifacts", "cache"))
+    run = sample.gate(head, cache_dir=cache)
+    assert run.decision == "allow", run.payload["reasons"]
+    assert [f["bites"] for f in run.artifact("known_bad.json")["fixtures"]] == [True, True]
+    for path in entries:
+        assert json.loads(path.read_text())["schema"] == SCHEMA  # rewritten
+    assert snapshot(sample.path, ("artifacts", "cache")) == before
+
+
+@pytest.mark.slow
+def test_two_checks_of_one_repository_at_once_both_finish_and_leave_nothing(sample):
+    head = sample.change(honest_fix)
+    before = snapshot(sample.path, ("artifacts",))
+    argv = [sys.executable, "-m", "andgate", *gate_cli(sample, head, "--jobs", "1", "--json")]
+    procs = [
+        subprocess.Popen(
+            [*argv, "--artifacts", str(sample.tmp / f"artifacts-{i}")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for i in range(2)
+    ]
+    results = [proc.communicate(timeout=600) for proc in procs]
+    for proc, (out, err) in zip(procs, results, strict=True):
+        assert proc.returncode == 0, err.decode()
+        assert json.loads(out)["verdict"] == "allow"
+    assert registered_worktrees(sample.path) == [str(sample.path)]
+    assert snapshot(sample.path, ("artifacts",)) == before
+
+
+@pytest.mark.slow
+def test_a_check_while_the_user_commits_and_runs_git_gc(sample):
+    head = sample.change(honest_fix)
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def busy_user() -> None:
+        try:
+            for n in range(1000):
+                if done.is_set():
+                    break
+                sample.repo.write({"notes.txt": f"note {n}\n"})
+                sample.repo.commit(f"note {n}")
+                sample.repo.run("gc", "--quiet")
+        except BaseException as exc:  # asserted on below
+            errors.append(exc)
+
+    user = threading.Thread(target=busy_user)
+    user.start()
+    try:
+        run = sample.gate(head)
+    finally:
+        done.set()
+        user.join(timeout=120)
+    assert errors == []
+    assert run.decision == "allow", run.payload["reasons"]
+    assert registered_worktrees(sample.path) == [str(sample.path)]
+    worktrees = sample.path / ".git" / "worktrees"
+    assert not worktrees.exists() or list(worktrees.iterdir()) == []
