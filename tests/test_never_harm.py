@@ -411,6 +411,14 @@ def test_an_unsafe_artifacts_path_is_refused_before_anything_is_written(tmp_path
     assert _files(tmp_path) == before
 
 
+def test_a_folder_andgate_wrote_before_it_kept_a_marker_is_still_its_own(tmp_path):
+    folder = tmp_path / "artifacts"
+    write_once(folder)
+    (folder / MARKER).unlink()
+    write_once(folder)
+    assert ".gitignore" in marker_of(folder)
+
+
 # -- the artifacts folder, end to end -------------------------------------------------------
 
 

@@ -316,26 +316,34 @@ def _marker_entry(name: object) -> bool:
 
 def _read_marker(fd: int) -> frozenset[str] | None:
     """The names the marker lists, or None: no marker, or not one andgate wrote."""
+    raw = _regular_bytes(fd, MARKER, MARKER_MAX_BYTES)
     try:
-        marker = os.open(MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
-    except OSError:
+        data = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
         return None
-    try:
-        info = os.fstat(marker)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MARKER_MAX_BYTES:
-            return None
-        with os.fdopen(os.dup(marker), "rb") as fh:
-            data = json.loads(fh.read(MARKER_MAX_BYTES + 1))
-    except (OSError, ValueError, RecursionError):
-        return None
-    finally:
-        os.close(marker)
     if not isinstance(data, dict) or data.get("schema") != MARKER_SCHEMA:
         return None
     files = data.get("files")
     if not isinstance(files, list):
         return None
     return frozenset(n for n in files if _marker_entry(n)) | {MARKER}
+
+
+def _regular_bytes(fd: int, name: str, limit: int) -> bytes | None:
+    """The bytes of a small regular file in the folder, or None (never followed)."""
+    try:
+        file = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(file)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        return os.read(file, limit + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(file)
 
 
 def _exists(fd: int, name: str) -> bool:
@@ -440,7 +448,11 @@ def claim_artifacts(
         os.close(parent)
     try:
         fresh = created or not os.listdir(fd)
-        listed = frozenset() if fresh else (_read_marker(fd) or frozenset())
+        listed = frozenset() if fresh else _read_marker(fd)
+        if listed is None:
+            # A folder andgate wrote before it kept a marker carries its .gitignore.
+            fresh = _regular_bytes(fd, ".gitignore", len(GITIGNORE)) == GITIGNORE
+            listed = frozenset()
         folder = ArtifactsFolder(path, fd, fresh, listed)
         folder.check_free(_top_names(fresh, listed))
         if not fresh and _exists(fd, LOGS):
