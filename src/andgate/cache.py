@@ -11,10 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 SCHEMA = "andgate.killers/1"
+# An entry is three node ids; anything much larger was not written by andgate.
+MAX_ENTRY_BYTES = 64 * 1024
 
 
 def default_cache_dir() -> Path:
@@ -47,25 +51,67 @@ class KillerCache:
         return self.folder / f"{digest([patch, oracle_digest])}.json"
 
     def get(self, patch: bytes, oracle_digest: str) -> tuple[str, ...]:
+        """The remembered killers, or () for anything that is not an entry andgate
+        wrote: any other JSON, a truncated or huge file, a folder, a symlink, a
+        FIFO, an unreadable file. Never raises."""
         path = self._path(patch, oracle_digest)
+        if path is None:
+            return ()
         try:
-            data = json.loads(path.read_text(encoding="utf-8")) if path else {}
-        except (OSError, ValueError):
+            data = json.loads(_read_regular(path, MAX_ENTRY_BYTES))
+        except (OSError, ValueError, RecursionError):
             return ()
-        killers = data.get("killers") if isinstance(data, dict) else None
-        if data.get("schema") != SCHEMA or not isinstance(killers, list):
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             return ()
-        return tuple(k for k in killers if isinstance(k, str))[:3]
+        killers = data.get("killers")
+        if not isinstance(killers, list) or not all(isinstance(k, str) for k in killers):
+            return ()
+        return tuple(killers)[:3]
 
     def put(self, patch: bytes, oracle_digest: str, killers: Iterable[str]) -> None:
+        """Replace the entry atomically, whatever is in its place (never through a
+        symlink); a cache that cannot be written only costs speed, so never raises."""
         path = self._path(patch, oracle_digest)
         if path is None:
             return
         payload = json.dumps({"schema": SCHEMA, "killers": sorted(set(killers))[:3]})
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(payload, encoding="utf-8")
-            os.replace(tmp, path)
+            folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         except OSError:
-            pass  # a cache that cannot be written only costs speed
+            return
+        try:
+            _replace_entry(folder, path.name, payload.encode())
+        except OSError:
+            pass
+        finally:
+            os.close(folder)
+
+
+def _read_regular(path: Path, limit: int) -> bytes:
+    """A regular file's bytes, opened without following a symlink or blocking on a FIFO."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            raise ValueError(f"{path}: not a cache entry")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read(limit + 1)
+    finally:
+        os.close(fd)
+
+
+def _replace_entry(folder: int, name: str, data: bytes) -> None:
+    tmp = f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        try:
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except IsADirectoryError:
+            os.rmdir(name, dir_fd=folder)  # an empty folder in its place; a full one stays
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except OSError:
+        os.unlink(tmp, dir_fd=folder)
+        raise

@@ -44,7 +44,14 @@ from andgate.records import (
     Warning_,
 )
 from andgate.replay import replay_fixture
-from andgate.report import Artifacts, ReportContext, merge_junit, write_artifacts
+from andgate.report import (
+    Artifacts,
+    ArtifactsFolder,
+    ReportContext,
+    claim_artifacts,
+    merge_junit,
+    write_artifacts,
+)
 from andgate.run import (
     DEFAULT_TIMEOUT,
     RunEnvironment,
@@ -92,65 +99,75 @@ class Recorded:
     traceback: str | None = None
     files: dict[str, bytes] = field(default_factory=dict)
     environment: RunEnvironment = field(default_factory=RunEnvironment)
+    looked_at: set[str] = field(default_factory=set)  # scratch files read once, never again
 
 
 def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
-    """Run the gate; always returns a verdict and writes the artifacts."""
+    """Run the gate; always returns a verdict and writes the artifacts.
+
+    The artifacts folder is claimed first, before any test code runs: an unsafe
+    one is refused at once (one line, exit 2), and nothing a test plants there
+    later can make andgate write through a symlink."""
     rec = Recorded()
+    folder = _artifacts_dir(opts)
     try:
-        _gate(opts, rec)
-    except ManifestError as exc:
-        rec.facts["manifest_error"] = str(exc)
-    except (Interrupted, KeyboardInterrupt):
-        rec.gate_errors.append("interrupted by a signal; temporary worktrees were removed")
-    except AndgateError as exc:
-        rec.gate_errors.append(str(exc))
-    except Exception as exc:
-        first = (str(exc).strip().splitlines() or [""])[0]  # the traceback is in the logs
-        rec.gate_errors.append(f"internal error: {exc.__class__.__name__}: {first}")
-        rec.traceback = traceback.format_exc()
-    facts = Facts(
-        gate_errors=tuple(rec.gate_errors),
-        warnings=tuple(rec.warnings),
-        counts=counts(rec.inventory),
-        **rec.facts,
-    )
-    verdict = decide(facts)
-    ctx = ReportContext(
-        verdict=verdict,
-        base=rec.base,
-        head=rec.head,
-        today=opts.today,
-        inventory=rec.inventory,
-        replays=rec.replays,
-        property=facts.property,
-        property_seed=rec.property_seed,
-        changes=facts.changes,
-        files=rec.files,
-        traceback=rec.traceback,
-    )
-    folder = _artifacts_dir(opts, rec)
-    try:
+        try:
+            _gate(opts, rec)
+        except ManifestError as exc:
+            rec.facts["manifest_error"] = str(exc)
+        except (Interrupted, KeyboardInterrupt):
+            rec.gate_errors.append("interrupted by a signal; temporary worktrees were removed")
+        except AndgateError as exc:
+            rec.gate_errors.append(str(exc))
+        except Exception as exc:
+            first = (str(exc).strip().splitlines() or [""])[0]  # the traceback is in the logs
+            rec.gate_errors.append(f"internal error: {exc.__class__.__name__}: {first}")
+            rec.traceback = traceback.format_exc()
+        facts = Facts(
+            gate_errors=tuple(rec.gate_errors),
+            warnings=tuple(rec.warnings),
+            counts=counts(rec.inventory),
+            **rec.facts,
+        )
+        verdict = decide(facts)
+        ctx = ReportContext(
+            verdict=verdict,
+            base=rec.base,
+            head=rec.head,
+            today=opts.today,
+            inventory=rec.inventory,
+            replays=rec.replays,
+            property=facts.property,
+            property_seed=rec.property_seed,
+            changes=facts.changes,
+            files=rec.files,
+            traceback=rec.traceback,
+        )
+        # No verdict file means no allow: on a failure the CLI prints one line and exits 2.
         return verdict, write_artifacts(folder, ctx)
-    except OSError as exc:
-        # No verdict file means no allow: the CLI prints this line and exits 2.
-        raise AndgateError(
-            f"{folder}: cannot write the artifacts ({exc.strerror or exc}); "
-            "pass --artifacts DIR naming a writable folder"
-        ) from exc
+    finally:
+        folder.close()
 
 
-def _artifacts_dir(opts: CheckOptions, rec: Recorded) -> Path:
-    if opts.artifacts is not None:
-        return opts.artifacts
-    repo = rec.repo or opts.repo
-    if not repo.is_dir():
+def _artifacts_dir(opts: CheckOptions) -> ArtifactsFolder:
+    """`--artifacts`, else `artifacts/` at the repository's top, claimed with what
+    the refusals need to know: the repository's top and its git folders."""
+    if opts.artifacts is None and not opts.repo.is_dir():
         # Never create a folder the user mistyped just to put artifacts in it.
         raise AndgateError(
-            f"{repo}: no such directory, so no artifacts were written; "
+            f"{opts.repo}: no such directory, so no artifacts were written; "
             "pass --repo DIR naming a git checkout"
         )
-    return repo / "artifacts"
+    git = Git(opts.repo)
+    try:
+        lines = git.out("rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
+        top, git_dir, common = lines.splitlines()
+    except (AndgateError, ValueError):
+        repo, git_dirs = None, ()  # not a repository: the gate says so
+    else:
+        repo, git_dirs = Path(top), (Path(git_dir), opts.repo / common)
+    path = opts.artifacts if opts.artifacts is not None else (repo or opts.repo) / "artifacts"
+    return claim_artifacts(path, repo=repo, git_dirs=git_dirs)
 
 
 def _gate(opts: CheckOptions, rec: Recorded) -> None:
@@ -620,14 +637,17 @@ def _oracle_file_rule(config: BaseConfig, rec: Recorded) -> Callable[[str], bool
 def _collect_artifacts_from_scratch(rec: Recorded, scratch: Path) -> None:
     """Logs and JUnit files live in scratch until the artifacts are written; copy
     their bytes at the end of each phase, before code of a later, less trusted
-    phase could rewrite them, and never again afterwards."""
+    phase could rewrite them, and never again afterwards: every file looked at
+    once is done with, even one skipped as broken or not there at all."""
     for name, result in rec.runs.items():
         for kind, path in (("log", result.log), ("junit", result.junit)):
             key = f"{name}.{kind}"
-            if key not in rec.files and path is not None and path.exists():
-                data = path.read_bytes()
-                if kind == "junit" and not data.rstrip().endswith(b"</testsuites>"):
-                    # pytest died while writing it (its junitxml cannot write a
-                    # non-UTF-8 file name): an empty report beats a broken one.
-                    continue
-                rec.files[key] = data
+            if key in rec.looked_at or path is None:
+                continue
+            rec.looked_at.add(key)
+            data = path.read_bytes() if path.exists() else None
+            if data is None or (kind == "junit" and not data.rstrip().endswith(b"</testsuites>")):
+                # pytest died while writing it (its junitxml cannot write a
+                # non-UTF-8 file name): an empty report beats a broken one.
+                continue
+            rec.files[key] = data

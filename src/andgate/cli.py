@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import io
+import math
 import os
 import signal
 import sys
@@ -46,7 +47,7 @@ def _positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         value = 0.0
-    if value <= 0:
+    if not math.isfinite(value) or value <= 0:  # nan and inf would never time out
         raise argparse.ArgumentTypeError(f"{text!r} must be a number of seconds > 0")
     return value
 
@@ -332,7 +333,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     verdict, artifacts = run_check(opts)
     if args.json:
-        print((artifacts.folder / "verdict.json").read_text(encoding="utf-8"), end="")
+        # From memory: the bytes written to verdict.json, never read back from disk.
+        print(artifacts.verdict_json.decode("utf-8"), end="")
     else:
         _print_verdict(verdict, artifacts.folder)
     return verdict.exit_code

@@ -1,21 +1,33 @@
 """Artifacts: verdict JSON, summary.md, inventory, seeds, known-bad, JUnit, logs.
 
 One reporter per output, behind a small Protocol. The artifacts folder is the
-only thing `check` writes inside the repository; it carries its own
+only thing `check` writes inside the repository. It is claimed before any test
+code runs (`claim_artifacts`): a symlinked artifacts path, a symlink between
+the repository root and the folder, or a folder inside `.git` is refused. A
+folder andgate creates (or finds empty) is its own and carries its own
 `.gitignore` (as `.pytest_cache` does) so it never shows up in `git status`.
+In any other folder (a project's own `artifacts/`, `--artifacts .`) andgate
+writes only where no file of that name exists. The marker file `MARKER` lists
+what andgate wrote; only those files are ever replaced or deleted on the next
+run. Every write goes through the folder's descriptor, never through a symlink.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import errno
 import json
 import os
+import secrets
+import stat
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from andgate.errors import AndgateError
 from andgate.inventory import Record
 from andgate.records import Bit, ChangeFacts, Finding, PropertyFacts, ReplayFacts, ReplayStatus
 from andgate.seeds import seeds_payload
@@ -29,6 +41,11 @@ JUNIT_FILES = {
     "flake": "flake.xml",
 }
 SUMMARY_PER_CODE = 10
+MARKER = ".andgate-artifacts"
+MARKER_SCHEMA = "andgate.artifacts/1"
+MARKER_MAX_BYTES = 1024 * 1024
+GITIGNORE = b"# written by andgate check\n*\n"
+LOGS = "logs"
 BIT_LABELS = {
     Bit.AUTHORSHIP: "authorship (who changed trust-root files)",
     Bit.LOCKS: "fixture locks",
@@ -59,6 +76,7 @@ class ReportContext:
 class Artifacts:
     folder: Path
     written: tuple[Path, ...]
+    verdict_json: bytes = b""  # the bytes written to verdict.json, for --json
 
 
 class Reporter(Protocol):
@@ -247,32 +265,262 @@ REPORTERS: tuple[Reporter, ...] = (
 )
 
 
-def write_artifacts(folder: Path, ctx: ReportContext) -> Artifacts:
-    folder.mkdir(parents=True, exist_ok=True)
-    written = [_write(folder / ".gitignore", b"# written by andgate check\n*\n")]
+def _refused(path: Path | str, why: str) -> AndgateError:
+    return AndgateError(
+        f"{path}: {why}; andgate never writes through a symlink or into git's folder: "
+        "remove it, or pass --artifacts DIR naming a real folder outside .git"
+    )
+
+
+def _taken(path: Path) -> AndgateError:
+    return AndgateError(
+        f"{path}: exists and andgate did not write it, so it is left alone; move it, "
+        "or pass --artifacts DIR naming a new or empty folder"
+    )
+
+
+def _cannot_write(path: Path, exc: OSError) -> AndgateError:
+    return AndgateError(
+        f"{path}: cannot write the artifacts ({exc.strerror or exc}); "
+        "pass --artifacts DIR naming a writable folder"
+    )
+
+
+def _is_under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _check_path(path: Path, repo: Path | None, git_dirs: Sequence[Path]) -> None:
+    if path.is_symlink():
+        raise _refused(path, "the artifacts folder is a symlink")
+    if repo is not None:
+        root = os.path.abspath(repo)
+        if _is_under(str(path), root) and str(path) != root:
+            current = Path(root)
+            for part in path.relative_to(root).parts[:-1]:
+                current = current / part
+                if current.is_symlink():
+                    raise _refused(path, f"{current} is a symlink inside the repository")
+    real = os.path.realpath(path)
+    for git_dir in git_dirs:
+        if _is_under(real, os.path.realpath(git_dir)):
+            raise _refused(path, "the artifacts folder is inside the repository's git folder")
+
+
+def _plain(name: str) -> bool:
+    """A file name andgate may write: no folder part, nothing hidden, no NUL."""
+    return (
+        bool(name)
+        and len(name.encode("utf-8", "surrogateescape")) <= 255
+        and "/" not in name
+        and "\0" not in name
+        and not name.startswith(".")
+    )
+
+
+def _marker_entry(name: object) -> bool:
+    if not isinstance(name, str):
+        return False
+    folder, _, rest = name.rpartition("/")
+    if folder == LOGS:
+        return _plain(rest)
+    return not folder and (_plain(name) or name == ".gitignore")
+
+
+def _read_marker(fd: int) -> frozenset[str] | None:
+    """The names the marker lists, or None: no marker, or not one andgate wrote."""
+    raw = _regular_bytes(fd, MARKER, MARKER_MAX_BYTES)
+    try:
+        data = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("schema") != MARKER_SCHEMA:
+        return None
+    files = data.get("files")
+    if not isinstance(files, list):
+        return None
+    return frozenset(n for n in files if _marker_entry(n)) | {MARKER}
+
+
+def _regular_bytes(fd: int, name: str, limit: int) -> bytes | None:
+    """The bytes of a small regular file in the folder, or None (never followed)."""
+    try:
+        file = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(file)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        return os.read(file, limit + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(file)
+
+
+def _exists(fd: int, name: str) -> bool:
+    try:
+        os.lstat(name, dir_fd=fd)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _put(fd: int, name: str, data: bytes) -> None:
+    """Write `name` in the folder `fd` atomically: a temp file created exclusively,
+    then renamed over the entry (a planted symlink is replaced, never followed)."""
+    tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    out = os.open(tmp, flags, 0o644, dir_fd=fd)
+    try:
+        with os.fdopen(out, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=fd)
+        raise
+
+
+def _top_names(fresh: bool, listed: frozenset[str]) -> list[str]:
+    names = [MARKER]
+    if fresh or ".gitignore" in listed:
+        names.append(".gitignore")
+    names += [r.filename for r in REPORTERS if r.filename != VerdictJson.filename]
+    return [*names, *JUNIT_FILES.values(), VerdictJson.filename]
+
+
+class ArtifactsFolder:
+    """The artifacts folder, claimed before any test code runs, written through
+    its descriptor at the end. `fresh`: andgate created it or found it empty, so
+    it is andgate's; otherwise only files the marker lists are andgate's."""
+
+    def __init__(self, path: Path, fd: int, fresh: bool, listed: frozenset[str]) -> None:
+        self.path = path
+        self.fd = fd
+        self.fresh = fresh
+        self.listed = listed
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def check_free(self, names: Sequence[str], logs_fd: int | None = None) -> None:
+        """Refuse when one of andgate's names is taken by a file andgate did not write."""
+        if self.fresh:
+            return
+        for name in names:
+            folder, _, base = name.rpartition("/")
+            fd = self.fd if not folder else logs_fd
+            if name not in self.listed and fd is not None and _exists(fd, base):
+                raise _taken(self.path / name)
+
+    def open_logs(self) -> int:
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+        for attempt in range(2):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(LOGS, dir_fd=self.fd)
+            try:
+                return os.open(LOGS, flags, dir_fd=self.fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR) or not self.fresh or attempt:
+                    raise _refused(self.path / LOGS, "not a real folder") from exc
+                os.unlink(LOGS, dir_fd=self.fd)  # planted in andgate's own folder during the run
+        raise AssertionError("unreachable")
+
+
+def claim_artifacts(
+    path: Path, *, repo: Path | None = None, git_dirs: Sequence[Path] = ()
+) -> ArtifactsFolder:
+    """Check and open (or create) the artifacts folder; one-line AndgateError when
+    it is unsafe or one of andgate's file names is taken by someone else's file.
+    A verdict.json left by andgate's previous run is deleted at once: a check that
+    then fails to write its own leaves no stale verdict behind."""
+    path = Path(os.path.abspath(path))
+    _check_path(path, repo, git_dirs)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        parent = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from exc
+    try:
+        created, problem = True, None
+        try:
+            os.mkdir(path.name, dir_fd=parent)
+        except OSError as exc:
+            created, problem = False, exc
+        try:
+            fd = os.open(path.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise _refused(path, "the artifacts folder is a symlink") from exc
+            raise _cannot_write(path, problem or exc) from exc
+    finally:
+        os.close(parent)
+    try:
+        fresh = created or not os.listdir(fd)
+        listed = frozenset() if fresh else _read_marker(fd)
+        if listed is None:
+            # A folder andgate wrote before it kept a marker carries its .gitignore.
+            fresh = _regular_bytes(fd, ".gitignore", len(GITIGNORE)) == GITIGNORE
+            listed = frozenset()
+        folder = ArtifactsFolder(path, fd, fresh, listed)
+        folder.check_free(_top_names(fresh, listed))
+        if not fresh and _exists(fd, LOGS):
+            os.close(folder.open_logs())
+        if VerdictJson.filename in listed:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(VerdictJson.filename, dir_fd=fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    return folder
+
+
+def write_artifacts(folder: ArtifactsFolder, ctx: ReportContext) -> Artifacts:
+    """Every artifact, verdict.json last: no verdict file unless all the rest was written."""
+    top: dict[str, bytes] = {}
+    names = _top_names(folder.fresh, folder.listed)
+    if ".gitignore" in names:
+        top[".gitignore"] = GITIGNORE
     for reporter in REPORTERS:
-        written.append(_write(folder / reporter.filename, reporter.render(ctx)))
+        if reporter.filename != VerdictJson.filename:
+            top[reporter.filename] = reporter.render(ctx)
     for run, name in JUNIT_FILES.items():
-        written.append(_write(folder / name, ctx.files.get(f"{run}.junit", EMPTY_JUNIT)))
-    logs = folder / "logs"
-    logs.mkdir(exist_ok=True)
-    for old in logs.glob("*.log"):
-        old.unlink()
-    for key, data in ctx.files.items():
-        if key.endswith(".log"):
-            written.append(_write(logs / key, data))
+        top[name] = ctx.files.get(f"{run}.junit", EMPTY_JUNIT)
+    logs = {key: data for key, data in ctx.files.items() if key.endswith(".log") and _plain(key)}
     if ctx.traceback:
-        written.append(
-            _write(logs / "gate_error.log", ctx.traceback.encode("utf-8", "backslashreplace"))
-        )
-    return Artifacts(folder, tuple(written))
+        logs["gate_error.log"] = ctx.traceback.encode("utf-8", "backslashreplace")
+    verdict = VerdictJson().render(ctx)
+    log_names = [f"{LOGS}/{name}" for name in logs]
+    try:
+        logs_fd = folder.open_logs()
+        try:
+            folder.check_free([*names, *log_names], logs_fd)
+            marker = {"schema": MARKER_SCHEMA, "files": sorted({*names, *log_names})}
+            _put(folder.fd, MARKER, _json(marker))
+            for name, data in top.items():
+                _put(folder.fd, name, data)
+            for old in sorted(folder.listed - set(log_names)):
+                if old.startswith(f"{LOGS}/"):
+                    _drop(logs_fd, old.removeprefix(f"{LOGS}/"))
+            for name, data in logs.items():
+                _put(logs_fd, name, data)
+        finally:
+            os.close(logs_fd)
+        _put(folder.fd, VerdictJson.filename, verdict)
+    except OSError as exc:
+        raise _cannot_write(folder.path, exc) from exc
+    written = [folder.path / n for n in (*top, *log_names, VerdictJson.filename)]
+    return Artifacts(folder.path, tuple(written), verdict)
 
 
-def _write(path: Path, data: bytes) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-    return path
+def _drop(fd: int, name: str) -> None:
+    """Delete an old log andgate wrote (the marker lists it); never a folder."""
+    with contextlib.suppress(OSError):
+        os.unlink(name, dir_fd=fd)
 
 
 def merge_junit(documents: Sequence[bytes]) -> bytes | None:

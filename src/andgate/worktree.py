@@ -4,35 +4,53 @@ The gate never checks anything out in the user's working tree. A pool hands
 each concurrent job its own worktree and moves it to the commit the next task
 needs (`checkout --force` + `clean`), which is much cheaper than a new
 worktree per task. Leaving the `with` block, by return, exception, Ctrl-C or
-SIGTERM, removes every worktree and prunes git's bookkeeping.
+SIGTERM, removes every worktree andgate created, by path, and its admin folder
+under `.git/worktrees`; nothing else. There is no repository-wide
+`git worktree prune`: it would also unregister a worktree of the user's whose
+folder is away at that moment (an unmounted disk, a network share).
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import glob
+import os
 import queue
+import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
-from andgate.errors import GitError
+from andgate.errors import AndgateError, GitError
 from andgate.git import Git, decode_path
 
 # Concurrent `git worktree add` in one repository race: one reads the other's
 # half-written .git/worktrees/<name>/commondir and dies ("failed to read").
+# Threads of one check take _ADD_LOCK; checks in other processes meet at a
+# flock on the git common dir (an opened folder: the lock writes nothing).
 _ADD_LOCK = threading.Lock()
+ADD_RACE = "failed to read"
+REPO_LOCK_WAIT = 150.0
+# Cleanup is bounded: each git call gets REMOVE_TIMEOUT, and once CLOSE_BUDGET
+# is spent the remaining worktrees are removed from the filesystem only.
+REMOVE_TIMEOUT = 30.0
+CLOSE_BUDGET = 60.0
 
 
 class Worktree:
-    def __init__(self, git: Git, path: Path) -> None:
+    def __init__(self, git: Git, path: Path, common_dir: Path | None = None) -> None:
         self.git = git
         self.path = path
+        self.common_dir = common_dir
         self.created = False
         self.admin_dir: str | None = None
 
@@ -46,14 +64,25 @@ class Worktree:
         """
         if not self.created:
             self.created = True
-            with _ADD_LOCK:
-                self.git.run("worktree", "add", "--detach", "--force", str(self.path), commit)
+            with _ADD_LOCK, _repo_lock(self.common_dir):
+                self._add(commit)
             self.admin_dir = self._read_admin_dir()
             return
         self._drop_bytecode(self._paths("diff", "--name-only", "--no-renames", "-z", commit))
         self._drop_bytecode(self._paths("ls-files", "-z", "--others", "--", "*.py"))
         self._git("checkout", "--quiet", "--force", "--detach", commit)
         self._git("clean", "-ffdqx", "-e", "__pycache__")
+
+    def _add(self, commit: str) -> None:
+        args = ("worktree", "add", "--detach", "--force", str(self.path), commit)
+        try:
+            self.git.run(*args)
+        except GitError as exc:
+            if ADD_RACE not in exc.stderr:
+                raise
+            # A `git worktree add` that andgate does not lock (the user's own) raced us.
+            shutil.rmtree(self.path, ignore_errors=True)
+            self.git.run(*args)
 
     def _paths(self, *args: str) -> list[str]:
         return [decode_path(p) for p in self._git(*args).stdout.split(b"\0") if p]
@@ -64,18 +93,50 @@ class Worktree:
         the size and the mtime second it was compiled from, so a source that
         git rewrites within that second, to a same-size version (a one-character
         known-bad patch, base's code swapped for head's), would run stale code."""
+        root = os.path.realpath(self.path)
         for rel in paths:
             if not rel.endswith(".py"):
                 continue
             source = self.path / rel
-            cache = source.parent / "__pycache__"
-            if cache.is_dir() and not cache.is_symlink():
-                for pyc in cache.glob(f"{glob.escape(source.stem)}.*.pyc"):
-                    pyc.unlink(missing_ok=True)
+            # A folder of the tree may be a symlink out of it (a production
+            # folder linked to one outside): never delete through it.
+            cache = os.path.realpath(source.parent / "__pycache__")
+            if not _inside(cache, root) or not os.path.isdir(cache):
+                continue
+            for pyc in Path(cache).glob(f"{glob.escape(source.stem)}.*.pyc"):
+                pyc.unlink(missing_ok=True)
 
     def _read_admin_dir(self) -> str:
         text = (self.path / ".git").read_text(encoding="utf-8")
         return str((self.path / text.removeprefix("gitdir:").strip()).resolve())
+
+    def remove(self, timeout: float | None) -> None:
+        """Unregister and delete this worktree, and nothing else; never raises.
+        `timeout` None skips git (the cleanup budget is spent)."""
+        if self.created and timeout is not None:
+            try:
+                remove = ("worktree", "remove", "--force", "--force", str(self.path))
+                self.git.run(*remove, timeout=timeout)
+            except AndgateError:
+                pass  # its admin folder goes below; the folder itself last
+        if self.created:
+            self._drop_admin_dir()
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def _drop_admin_dir(self) -> None:
+        """Delete .git/worktrees/<name> of this worktree only: the one recorded when
+        it was created, if it is a real folder right under the common dir's worktrees/."""
+        if self.admin_dir is None or self.common_dir is None:
+            return
+        admin = Path(self.admin_dir)
+        if os.path.realpath(admin.parent) != os.path.realpath(self.common_dir / "worktrees"):
+            return
+        try:
+            if not stat.S_ISDIR(os.lstat(admin).st_mode):
+                return
+        except OSError:
+            return  # already gone: `git worktree remove` did it
+        shutil.rmtree(admin, ignore_errors=True)
 
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
         """git in this worktree, located by explicit GIT_DIR/GIT_WORK_TREE rather
@@ -103,6 +164,10 @@ class WorktreePool:
         self._free: queue.SimpleQueue[Worktree] = queue.SimpleQueue()
         self._all: list[Worktree] = []
         self._lock = threading.Lock()
+        # git names a worktree's admin folder after the folder's name: a unique
+        # name keeps two checks of one repository out of each other's way.
+        self._prefix = f"andgate-{secrets.token_hex(4)}-wt"
+        self._common_dir: Path | None = None
 
     @contextmanager
     def lease(self, commit: str) -> Iterator[Worktree]:
@@ -119,18 +184,55 @@ class WorktreePool:
             return self._free.get_nowait()
         except queue.Empty:
             with self._lock:
-                worktree = Worktree(self.git, self.root / f"wt{len(self._all)}")
+                if self._common_dir is None:
+                    self._common_dir = self._find_common_dir()
+                path = self.root / f"{self._prefix}{len(self._all)}"
+                worktree = Worktree(self.git, path, self._common_dir)
                 self._all.append(worktree)
             return worktree
 
+    def _find_common_dir(self) -> Path:
+        common = self.git.out("rev-parse", "--git-common-dir")
+        return Path(os.path.realpath(self.git.repo / common))
+
     def close(self) -> None:
+        """Remove every worktree of the pool, each attempted whatever happened to
+        the others; bounded by CLOSE_BUDGET; never raises, so never masks the
+        error that is ending the pool's `with` block."""
+        deadline = time.monotonic() + CLOSE_BUDGET
         for worktree in self._all:
-            if worktree.created:
-                with suppress(GitError):
-                    self.git.run("worktree", "remove", "--force", "--force", str(worktree.path))
-            shutil.rmtree(worktree.path, ignore_errors=True)
-        with suppress(GitError):
-            self.git.run("worktree", "prune")
+            left = deadline - time.monotonic()
+            worktree.remove(min(REMOVE_TIMEOUT, left) if left >= 1 else None)
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+@contextmanager
+def _repo_lock(common_dir: Path | None) -> Iterator[None]:
+    """Hold an flock on the git common dir, waiting at most REPO_LOCK_WAIT
+    (then go on unlocked: the retry in `_add` covers what is left)."""
+    try:
+        fd = os.open(common_dir, os.O_RDONLY | os.O_DIRECTORY) if common_dir else -1
+    except OSError:
+        fd = -1
+    if fd < 0:
+        yield
+        return
+    try:
+        deadline = time.monotonic() + REPO_LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 @contextmanager

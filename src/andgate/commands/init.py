@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from andgate import pytest_config
 from andgate.commands.common import open_repo, plural, read_file
+from andgate.commands.freeze_edit import yaml_string
 from andgate.errors import AndgateError, ManifestError
 from andgate.exitcodes import InitExit
 from andgate.git import Git, decode_path
@@ -107,12 +108,17 @@ def _existing_manifest(root: Path, path: str) -> Manifest | None:
 
 
 def _create(root: Path, rel: str, text: str) -> bool:
-    """Write a new file; False when something is already there (never overwritten)."""
+    """Write a new file; False when something is already there (never overwritten).
+    The text is encoded before the file is created, so a failure leaves no empty file."""
     target = root / rel
     try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise AndgateError(_cannot_create(rel, "its text is not UTF-8")) from None
+    try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "x", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        with open(target, "xb") as fh:
+            fh.write(data)
     except FileExistsError:
         if target.exists() or target.is_symlink():
             return False
@@ -130,7 +136,9 @@ def _cannot_create(rel: str, why: str) -> str:
 
 
 def survey_repo(git: Git) -> Survey:
-    files = _repo_files(git)
+    # A name that is not UTF-8 (decoded with surrogateescape) cannot be written
+    # into the manifest, a UTF-8 file: it is not suggested.
+    files = [f for f in _repo_files(git) if _is_utf8(f)]
     tests = [f for f in files if _is_test_module(PurePosixPath(f).name)]
     folders = sorted({str(PurePosixPath(f).parent) for f in tests})
     # A folder's glob covers its subfolders, so its count includes their files.
@@ -155,6 +163,14 @@ def _repo_files(git: Git) -> list[str]:
     """Tracked files and untracked ones git does not ignore (no virtualenvs)."""
     raw = git.run("ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout
     return [decode_path(p) for p in raw.split(b"\0") if p]
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _is_test_module(name: str) -> bool:
@@ -207,7 +223,7 @@ def _glob_lines(folders: dict[str, int]) -> list[str]:
     width = max(len(g) for g in globs.values()) + 4
     lines = []
     for folder, count in list(folders.items())[:MAX_SUGGESTED_FOLDERS]:
-        value = f'["{globs[folder]}"]'
+        value = _yaml_list([globs[folder]])
         lines.append(f"  globs: {value:<{width}}  # {plural(count, 'test file')}")
     if len(folders) > MAX_SUGGESTED_FOLDERS:
         lines.append(f"  ... and {len(folders) - MAX_SUGGESTED_FOLDERS} more test folders")
@@ -253,8 +269,10 @@ def flake_suggestions(survey: Survey) -> str:
     )
 
 
-def _json_list(items: Iterable[str]) -> str:
-    return "[" + ", ".join(f'"{i}"' for i in items) + "]"
+def _yaml_list(items: Iterable[str]) -> str:
+    """A one-line YAML flow list of quoted strings: any character in a folder
+    name (a quote, a backslash, a colon) stays inside its string."""
+    return "[" + ", ".join(yaml_string(i) for i in items) + "]"
 
 
 def manifest_text(layout: Layout, survey: Survey) -> str:
@@ -264,7 +282,7 @@ def manifest_text(layout: Layout, survey: Survey) -> str:
         flake_suggestions=flake_suggestions(survey),
         invariants_file=layout.invariants_file,
         freeze_file=layout.freeze_file,
-        flake_globs=_json_list(_flake_globs(survey)),
+        flake_globs=_yaml_list(_flake_globs(survey)),
         known_bad_dir=layout.known_bad_dir,
         lock_file=layout.lock_file,
         fixtures_dir=f"{layout.oracle_dir}/fixtures",
