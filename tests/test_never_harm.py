@@ -22,7 +22,6 @@ import pytest
 
 from andgate import worktree as worktree_module
 from andgate.cache import SCHEMA, KillerCache
-from andgate.check import Recorded, _collect_artifacts_from_scratch
 from andgate.cli import main
 from andgate.commands.init import run_init
 from andgate.errors import AndgateError, GateTimeout
@@ -38,6 +37,7 @@ from andgate.report import (
 )
 from andgate.run import RunResult
 from andgate.sample import SampleRepo
+from andgate.state import Captured
 from andgate.verdict import decide
 from andgate.worktree import worktree_pool
 from harness import BASE_FILES
@@ -501,13 +501,13 @@ def test_a_junit_file_skipped_as_broken_is_never_read_again(tmp_path):
     junit = tmp_path / "oracle.xml"
     junit.write_bytes(b"<testsuites><testsuite")  # pytest died while writing it
     log = tmp_path / "absent.log"
-    rec = Recorded()
-    rec.runs["oracle"] = RunResult("oracle", 0, 1.0, junit=junit, log=log)
-    _collect_artifacts_from_scratch(rec, tmp_path)
+    captured = Captured()
+    runs = {"oracle": RunResult("oracle", 0, 1.0, junit=junit, log=log)}
+    captured.collect(runs)
     junit.write_bytes(b'<testsuites><testsuite name="forged" tests="1"/></testsuites>')
     log.write_bytes(b"forged log\n")
-    _collect_artifacts_from_scratch(rec, tmp_path)  # the end of a later, less trusted phase
-    assert rec.files == {}
+    captured.collect(runs)  # the end of a later, less trusted phase
+    assert captured.files == {}
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "NaN", "infinity"])

@@ -20,7 +20,16 @@ from pathlib import Path
 from types import FrameType
 
 from andgate import __version__
-from andgate.errors import AndgateError, Interrupted
+from andgate.errors import Interrupted, guarded
+from andgate.exitcodes import (
+    CheckExit,
+    ClassifyExit,
+    DemoExit,
+    FreezeExit,
+    InitExit,
+    LockExit,
+    ReplayExit,
+)
 from andgate.manifest import DEFAULT_MANIFEST
 from andgate.run import DEFAULT_TIMEOUT
 
@@ -151,6 +160,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="ignore the killer cache (known-bad replays run the whole oracle class)",
     )
+    check.add_argument(
+        "--approvals",
+        choices=("none", "github-reviews"),
+        default="none",
+        help="github-reviews: owners' approving pull-request reviews of the gated head count "
+        "(GitHub Actions: GITHUB_EVENT_PATH, GITHUB_TOKEN); default: none",
+    )
     check.add_argument("--json", action="store_true", help="print the verdict JSON on stdout")
 
     demo = sub.add_parser(
@@ -207,7 +223,8 @@ def _add_classify(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         help="print the trust inventory of HEAD",
         description="Collect the tests of the committed HEAD in a temporary worktree and "
         "classify them with HEAD's trust config; for untrusted items, say why. Exit 0 "
-        "ok, 2 expired freeze, 3 no oracle item, 4 invalid manifest or freeze file.",
+        "ok, 2 expired freeze, 3 no oracle item, 4 invalid manifest or freeze file, "
+        "5 could not run.",
     )
     _add_repo(parser)
     _add_manifest(parser)
@@ -308,10 +325,8 @@ def _add_init(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
     _add_manifest(parser)
 
 
-def _approvals(cli_names: Sequence[str]) -> tuple[str, ...]:
-    env = os.environ.get("ANDGATE_APPROVED_BY", "")
-    names = [*cli_names, *env.split(",")]
-    return tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
+def _names(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(n.strip() for n in values if n.strip()))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -323,7 +338,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         base=args.base,
         head=args.head,
         manifest=args.manifest,
-        approved_by=_approvals(args.approved_by),
+        approved_by=_names(args.approved_by),
+        approved_by_env=_names(os.environ.get("ANDGATE_APPROVED_BY", "").split(",")),
+        approvals=args.approvals,
         today=args.today or dt.date.today(),
         artifacts=args.artifacts,
         jobs=args.jobs,
@@ -337,18 +354,52 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(artifacts.verdict_json.decode("utf-8"), end="")
     else:
         _print_verdict(verdict, artifacts.folder)
+    _publish_to_github(verdict, artifacts, args.repo)
     return verdict.exit_code
 
 
 def _print_verdict(verdict, folder: Path) -> None:  # type: ignore[no-untyped-def]
+    """In GitHub Actions, test-written text is printed with workflow commands stopped
+    around it, so a detail holding `::error` is never read as a command."""
+    from andgate.ghactions import stop_commands
+
+    start, end = stop_commands() if os.environ.get("GITHUB_ACTIONS") == "true" else ("", "")
     print(f"andgate: {verdict.decision.value.upper()}")
+    if start:
+        print(start)
     for reason in verdict.reasons:
         print(f"  {reason.code.value}: {reason.detail}")
     for warning in verdict.warnings:
         print(f"  warning {warning.code.value}: {warning.detail}")
+    if end:
+        print(end)
     counts = ", ".join(f"{k} {v}" for k, v in verdict.counts.items())
     print(f"  tests: {counts}")
     print(f"  artifacts: {folder}/summary.md")
+
+
+def _publish_to_github(verdict, artifacts, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    """In GitHub Actions: the job summary, the step outputs and at most ten annotations."""
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return
+    import json
+
+    from andgate.ghactions import locate, publish, subject_of
+
+    payload = json.loads(artifacts.verdict_json)
+    summary = (artifacts.folder / "summary.md").read_text(encoding="utf-8", errors="replace")
+
+    def read(path: str) -> bytes | None:
+        try:
+            return (repo / path).read_bytes()
+        except OSError:
+            return None
+
+    locations = {subject_of(r): locate(subject_of(r), read) for r in payload["reasons"]}
+    for line in publish(
+        payload, summary, artifacts.folder, verdict.exit_code, os.environ, locations
+    ):
+        print(line)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -403,6 +454,17 @@ def cmd_init(args: argparse.Namespace) -> int:
     return run_init(args.repo, manifest=args.manifest)
 
 
+# The exit code a user error (one line on stderr) ends each command with.
+COULD_NOT_RUN = {
+    "check": CheckExit.COULD_NOT_RUN,
+    "demo": DemoExit.COULD_NOT_RUN,
+    "classify": ClassifyExit.COULD_NOT_RUN,
+    "replay-known-bad": ReplayExit.COULD_NOT_RUN,
+    "lock": LockExit.COULD_NOT_RUN,
+    "freeze": FreezeExit.COULD_NOT_RUN,
+    "init": InitExit.COULD_NOT_RUN,
+}
+
 COMMANDS = {
     "check": cmd_check,
     "demo": cmd_demo,
@@ -433,10 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     caught = (signal.SIGTERM, signal.SIGHUP)
     previous = {signum: signal.signal(signum, _raise_interrupted) for signum in caught}
     try:
-        return COMMANDS[args.command](args)
-    except AndgateError as exc:
-        print(f"andgate: {exc}", file=sys.stderr)
-        return 2
+        return guarded(lambda: COMMANDS[args.command](args), COULD_NOT_RUN[args.command])
     except KeyboardInterrupt:
         print("andgate: interrupted", file=sys.stderr)
         return 130

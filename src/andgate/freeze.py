@@ -9,12 +9,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from andgate.errors import FreezeFileError
 from andgate.manifest import load_yaml
+from andgate.records import FreezeFacts
 
 FIELDS = ("id", "reason", "first_seen", "expires", "owner")
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -34,6 +35,14 @@ class Freeze:
 
     def days_left(self, today: dt.date) -> int:
         return (self.expires - today).days
+
+    def expired_message(self) -> str:
+        """The one FREEZE_EXPIRED text, for `check` and `classify` alike."""
+        return (
+            f"{self.id!r} expired on {self.expires.isoformat()} (owner {self.owner}); fix the "
+            "test, or renew the freeze with an owner's approval (andgate freeze prune, then "
+            "freeze add)"
+        )
 
 
 @dataclass(frozen=True)
@@ -154,3 +163,13 @@ def _validate_entry(
             "shorten it or fix the test"
         )
     return Freeze(entry["id"].strip(), entry["reason"], first_seen, expires, entry["owner"])
+
+
+def freeze_facts(freezes: FreezeSet, today: dt.date, ineffective: Iterable[str]) -> FreezeFacts:
+    """The freeze phase's facts: expired and invalid entries (both block) and the
+    live ones that freeze nothing (a warning)."""
+    return FreezeFacts(
+        expired=tuple(f.expired_message() for f in freezes.expired(today)),
+        invalid=tuple(p.message for p in freezes.invalid),
+        ineffective=tuple(ineffective),
+    )

@@ -12,6 +12,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from andgate.git import Git
+from andgate.manifest import Manifest
+from andgate.paths import is_under
 from andgate.records import LockFacts
 
 LINE = re.compile(r"^(?P<sha>[0-9a-fA-F]{64}) [ *](?P<path>.+)$")
@@ -78,3 +81,21 @@ def compare(lock: Lock, actual: Mapping[str, str], fixtures_dir: str) -> LockFac
         ),
         problems=lock.problems,
     )
+
+
+def lock_facts(git: Git, base: str, head: str, manifest: Manifest, *, approved: bool) -> LockFacts:
+    """Head's fixture bytes against base's lock (head's own lock when an owner approved)."""
+    lock_commit = head if approved else base
+    lock = parse_lock(
+        git.read_blob(lock_commit, manifest.lock_file),
+        f"{manifest.lock_file} (at {lock_commit[:12]})",
+    )
+    entries = [
+        e
+        for e in git.ls_tree(head, [manifest.fixtures_dir])
+        if e.kind == "blob" and is_under(e.path, manifest.fixtures_dir)
+    ]
+    blobs = git.read_blobs(e.sha for e in entries)
+    prefix = manifest.fixtures_dir.rstrip("/") + "/"
+    actual = {e.path[len(prefix) :]: sha256(blobs[e.sha]) for e in entries}
+    return compare(lock, actual, manifest.fixtures_dir)

@@ -15,12 +15,13 @@ only picks what runs first, so it can make a replay slower, never greener.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from andgate.cache import KillerCache
-from andgate.config import KnownBad
-from andgate.records import Outcome, ReplayFacts
+from andgate.config import BaseConfig, KnownBad
+from andgate.records import KnownBadFacts, Outcome, ReplayFacts
 from andgate.run import RunRequest, run_pytest
 from andgate.worktree import WorktreePool
 
@@ -123,3 +124,17 @@ def _run(
     ]
     failed += [f"collection error in {nodeid}" for nodeid, _ in result.collection_errors]
     return ReplayFacts(fixture.name, applied=True, failed=tuple(failed), seconds=seconds)
+
+
+def known_bad_facts(
+    config: BaseConfig, replays: Sequence[ReplayFacts], *, has_oracle: bool
+) -> KnownBadFacts:
+    """The known-bad proof: every fixture's replay, or, with no oracle file to
+    replay against, each fixture as an error (never silently skipped)."""
+    required = config.manifest.oracle_must_fail_known_bad
+    if required and config.known_bad and not has_oracle:
+        replays = tuple(
+            ReplayFacts(f.name, applied=False, error="no oracle file to replay against")
+            for f in config.known_bad
+        )
+    return KnownBadFacts(tuple(replays), required)

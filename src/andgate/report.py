@@ -22,7 +22,7 @@ import os
 import secrets
 import stat
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -70,6 +70,9 @@ class ReportContext:
     changes: ChangeFacts | None = None
     files: dict[str, bytes] = field(default_factory=dict)
     traceback: str | None = None
+    approvals: Sequence[Any] = ()  # github.Approval: login, source, review, commit, URL
+    patches: Mapping[str, str] = field(default_factory=dict)  # known-bad fixture texts
+    freezes: Sequence[Any] = ()  # the live freeze.Freeze entries from base
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,7 @@ def verdict_payload(ctx: ReportContext) -> dict[str, Any]:
         "base": ctx.base,
         "head": ctx.head,
         "today": ctx.today.isoformat(),
+        "approvals": [a.to_json() for a in ctx.approvals],
     }
 
 
@@ -256,12 +260,27 @@ def _md(text: str) -> str:
     return text.replace("\n", " ").replace("|", "\\|")
 
 
+class HtmlPage:
+    """report.html: one self-contained page for a reviewer (`htmlreport.py`)."""
+
+    filename = "report.html"
+
+    def render(self, ctx: ReportContext) -> bytes:
+        from andgate import htmlreport
+
+        page = htmlreport.build_report(
+            ctx, approvals=ctx.approvals, patches=ctx.patches, freezes=ctx.freezes
+        )
+        return htmlreport.render(page)
+
+
 REPORTERS: tuple[Reporter, ...] = (
     VerdictJson(),
     InventoryJson(),
     SeedsJson(),
     KnownBadJson(),
     SummaryMarkdown(),
+    HtmlPage(),
 )
 
 

@@ -33,7 +33,7 @@ from andgate.classify import ItemFacts, Rules
 from andgate.git import clean_env
 from andgate.installed import InstalledProject
 from andgate.pytest_config import root_config_file
-from andgate.records import Outcome, Role, item_outcome
+from andgate.records import ClassFacts, ItemResult, Outcome, Role, item_outcome
 from andgate.shard import Shard
 from andgate.worktree import deferred_signals
 
@@ -478,4 +478,30 @@ def merge_results(label: str, parts: Sequence[RunResult]) -> RunResult:
         seeds={k: v for p in parts for k, v in p.seeds.items()},
         collection_errors=tuple(e for p in parts for e in p.collection_errors),
         error="; ".join(errors) if errors else None,
+    )
+
+
+def collection_error_lines(result: RunResult) -> tuple[str, ...]:
+    """One line per collection error: where, which process, and pytest's last line."""
+    out = []
+    for nodeid, message in result.collection_errors:
+        last = message.splitlines()[-1] if message else ""
+        out.append(f"{nodeid or '<session>'} ({result.label} process): {last}"[:300])
+    return tuple(out)
+
+
+def class_facts(result: RunResult | None, role: Role) -> ClassFacts:
+    """A class process's facts: each of its items' outcome, its collection errors,
+    and why it could not run (None: it never ran, which is no pass either)."""
+    if result is None:
+        return ClassFacts()
+    return ClassFacts(
+        results=tuple(
+            ItemResult(
+                i.facts.nodeid, result.outcome(i.facts.nodeid), result.message(i.facts.nodeid)
+            )
+            for i in result.selected(role)
+        ),
+        collection_errors=collection_error_lines(result),
+        error=result.error,
     )

@@ -96,11 +96,7 @@ def _invalid(message: str, as_json: bool) -> int:
 def _findings(config: BaseConfig, collected: Collected, today: dt.date) -> Findings:
     records = list(collected.records)
     return Findings(
-        expired=tuple(
-            f"{f.id!r} expired on {f.expires.isoformat()} (owner {f.owner}); fix the test, "
-            "or renew the freeze (andgate freeze prune, then freeze add)"
-            for f in config.freezes.expired(today)
-        ),
+        expired=tuple(f.expired_message() for f in config.freezes.expired(today)),
         invalid=tuple(p.message for p in config.freezes.invalid),
         ineffective=tuple(ineffective_freezes(config.live_freeze_ids(today), records)),
         collection_errors=tuple(

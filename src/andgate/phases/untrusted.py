@@ -1,0 +1,45 @@
+"""The untrusted phase: the untrusted class, split by file over `--jobs`
+processes, and the frozen_flake class beside it, all in worktrees of head."""
+
+from __future__ import annotations
+
+from andgate.phases.context import PhaseContext
+from andgate.records import Role
+from andgate.run import RunRequest, class_facts, run_parallel
+from andgate.shard import STARTUP_BYTES
+from andgate.state import RunName
+
+
+def run_untrusted_phase(ctx: PhaseContext) -> None:
+    plan, state = ctx.plan, ctx.state
+    request = RunRequest(
+        "untrusted",
+        Role.UNTRUSTED,
+        plan.head_rules,
+        deny_files=plan.untrusted_deny,
+        junit_name="untrusted.xml",
+        environment=state.environment,
+    )
+    # The flake process queues on the core of the last shard, which gets
+    # correspondingly less of the untrusted source.
+    flake_weight = sum(plan.flake_sizes.values()) + STARTUP_BYTES if plan.flake_candidates else 0
+    tasks = ctx.shard_tasks(
+        RunName.UNTRUSTED, request, plan.head, plan.untrusted_sizes, last_preload=flake_weight
+    )
+    shard_count = len(tasks)
+    if plan.flake_candidates:
+        flake = RunRequest(
+            "flake",
+            Role.FROZEN_FLAKE,
+            plan.head_rules,
+            allow_files=plan.flake_candidates,
+            junit_name="flake.xml",
+            environment=state.environment,
+        )
+        tasks.insert(shard_count - 1, ctx.task(RunName.FLAKE, flake, plan.head))
+    run_parallel(tasks, ctx.jobs)
+    ctx.merge_shards(RunName.UNTRUSTED, shard_count)
+    state.untrusted = class_facts(state.runs[RunName.UNTRUSTED], Role.UNTRUSTED)
+    flake_run = state.runs.get(RunName.FLAKE)
+    if flake_run is not None and flake_run.error:
+        state.gate_errors.append(flake_run.error)

@@ -1,0 +1,117 @@
+"""What one `check` has found so far: typed fields, filled phase by phase.
+
+Every field the verdict reads is a typed record from `records.py`; a phase
+that never ran (a crash, a timeout, bad input) leaves its field None, and the
+verdict then leaves its bit false. `facts()` is the one place the orchestrator's
+state becomes the verdict's input.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from andgate.freeze import Freeze
+from andgate.github import Approval
+from andgate.inventory import Record, counts
+from andgate.records import (
+    ChangeFacts,
+    ClassFacts,
+    Facts,
+    Finding,
+    FreezeFacts,
+    KnownBadFacts,
+    LockFacts,
+    OracleFacts,
+    PropertyFacts,
+    ReplayFacts,
+)
+from andgate.run import RunEnvironment, RunResult
+
+
+class RunName(enum.StrEnum):
+    """The pytest runs of a check whose results outlive their phase."""
+
+    ORACLE = "oracle"
+    BASE_ORACLE = "base_oracle"
+    PROPERTY = "property"
+    UNTRUSTED = "untrusted"
+    FLAKE = "flake"
+
+
+@dataclass
+class Captured:
+    """Logs and JUnit files copied out of scratch at the end of each phase, before
+    code of a later, less trusted phase could rewrite them. Each file is looked at
+    once: one skipped as broken (or absent) is never read again."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    looked_at: set[str] = field(default_factory=set)
+
+    def collect(self, runs: dict[str, RunResult]) -> None:
+        for name, result in runs.items():
+            for kind, path in (("log", result.log), ("junit", result.junit)):
+                key = f"{name}.{kind}"
+                if key in self.looked_at or path is None:
+                    continue
+                self.looked_at.add(key)
+                data = path.read_bytes() if path.exists() else None
+                if data is None or (kind == "junit" and not _complete_junit(data)):
+                    # pytest died while writing it (its junitxml cannot write a
+                    # non-UTF-8 file name): an empty report beats a broken one.
+                    continue
+                self.files[key] = data
+
+
+def _complete_junit(data: bytes) -> bool:
+    return data.rstrip().endswith(b"</testsuites>")
+
+
+@dataclass
+class CheckState:
+    """Facts and run results gathered so far; whatever is missing stays None."""
+
+    manifest_error: str | None = None
+    changes: ChangeFacts | None = None
+    lock: LockFacts | None = None
+    oracle: OracleFacts | None = None
+    known_bad: KnownBadFacts | None = None
+    property: PropertyFacts | None = None
+    freezes: FreezeFacts | None = None
+    untrusted: ClassFacts | None = None
+    fail_closed_untrusted: bool = True
+    warnings: list[Finding] = field(default_factory=list)
+    gate_errors: list[str] = field(default_factory=list)
+    base: str | None = None
+    head: str | None = None
+    repo: Path | None = None
+    runs: dict[str, RunResult] = field(default_factory=dict)
+    replays: list[ReplayFacts] = field(default_factory=list)
+    inventory: list[Record] = field(default_factory=list)
+    property_seed: int | None = None
+    approvals: tuple[Approval, ...] = ()
+    patches: dict[str, str] = field(default_factory=dict)  # known-bad fixtures, for report.html
+    live_freezes: tuple[Freeze, ...] = ()
+    environment: RunEnvironment = field(default_factory=RunEnvironment)
+    captured: Captured = field(default_factory=Captured)
+    traceback: str | None = None
+
+    def facts(self) -> Facts:
+        return Facts(
+            manifest_error=self.manifest_error,
+            gate_errors=tuple(self.gate_errors),
+            changes=self.changes,
+            lock=self.lock,
+            oracle=self.oracle,
+            known_bad=self.known_bad,
+            property=self.property,
+            freezes=self.freezes,
+            untrusted=self.untrusted,
+            fail_closed_untrusted=self.fail_closed_untrusted,
+            warnings=tuple(self.warnings),
+            counts=counts(self.inventory),
+        )
+
+    def capture(self) -> None:
+        self.captured.collect(self.runs)
