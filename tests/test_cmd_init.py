@@ -299,3 +299,20 @@ def test_help(capsys):
         main(["init", "--help"])
     assert exc.value.code == 0
     assert "Never overwrites a file" in capsys.readouterr().out.replace("\n", " ")
+
+
+def test_init_github_writes_the_secure_workflow_once(make_repo, capsys):
+    import yaml
+
+    from andgate.commands.init import GITHUB_WORKFLOW, github_workflow, run_init
+
+    repo = make_repo({"README.md": "x\n"})
+    assert run_init(repo.path, github=True) == 0
+    written = (repo.path / GITHUB_WORKFLOW).read_text(encoding="utf-8")
+    assert written == github_workflow()
+    workflow = yaml.safe_load(written)
+    assert workflow["permissions"] == {}
+    (repo.path / GITHUB_WORKFLOW).write_text("# mine\n")
+    assert run_init(repo.path, github=True) == 0
+    assert (repo.path / GITHUB_WORKFLOW).read_text() == "# mine\n"  # never overwritten
+    assert f"skipped  {GITHUB_WORKFLOW}" in capsys.readouterr().out

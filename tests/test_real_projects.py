@@ -92,6 +92,7 @@ def test_an_oracle_that_passes_only_on_rerun_did_not_pass(tmp_path):
     details = run.details("ORACLE_FAILED")
     assert any("passed only on rerun" in d for d in details), details
     assert "ORACLE_NEUTRALIZED" not in run.codes
+    assert "<flakyFailure" in run.artifact("oracle.xml")  # the failed attempt, for CI viewers
 
 
 def test_an_untrusted_test_that_passes_on_rerun_is_a_pass(tmp_path):

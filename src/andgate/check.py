@@ -184,6 +184,7 @@ def _run_phases(
         for phase in (run_oracle_phase, run_property_phase, run_untrusted_phase):
             phase(ctx)
         state.capture()
+    state.annotate_junit()
 
 
 def _config_differs(git: Git, base: str, head: str, changes: list[Change]) -> ConfigChanges:

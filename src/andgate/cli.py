@@ -323,6 +323,11 @@ def _add_init(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
     )
     _add_repo(parser)
     _add_manifest(parser)
+    parser.add_argument(
+        "--github",
+        action="store_true",
+        help="also write .github/workflows/andgate.yml (the secure pull-request workflow)",
+    )
 
 
 def _names(values: Sequence[str]) -> tuple[str, ...]:
@@ -451,7 +456,7 @@ def cmd_freeze(args: argparse.Namespace) -> int:
 def cmd_init(args: argparse.Namespace) -> int:
     from andgate.commands.init import run_init
 
-    return run_init(args.repo, manifest=args.manifest)
+    return run_init(args.repo, manifest=args.manifest, github=args.github)
 
 
 # The exit code a user error (one line on stderr) ends each command with.

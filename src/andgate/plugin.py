@@ -199,6 +199,7 @@ class Recorder:
         if report.outcome == "rerun":
             entry["reruns"] = entry.get("reruns", 0) + 1
             entry.setdefault("rerun_message", _failure_summary(report))
+            entry.setdefault("attempts", []).append([report.when, _failure_summary(report)])
             return
         if _is_subtest(report):
             if report.failed:

@@ -15,6 +15,7 @@ from pathlib import Path
 from andgate.freeze import Freeze
 from andgate.github import Approval
 from andgate.inventory import Record, counts
+from andgate.junit import Attempt, annotate
 from andgate.records import (
     ChangeFacts,
     ClassFacts,
@@ -26,6 +27,7 @@ from andgate.records import (
     OracleFacts,
     PropertyFacts,
     ReplayFacts,
+    Role,
 )
 from andgate.run import RunEnvironment, RunResult
 
@@ -115,3 +117,19 @@ class CheckState:
 
     def capture(self) -> None:
         self.captured.collect(self.runs)
+
+    def annotate_junit(self) -> None:
+        """Every rerun attempt into the JUnit files (`<flakyFailure>`, `<rerunFailure>`),
+        and the frozen flakes marked as such."""
+        for name in (RunName.ORACLE, RunName.PROPERTY, RunName.UNTRUSTED, RunName.FLAKE):
+            key, run = f"{name}.junit", self.runs.get(name)
+            document = self.captured.files.get(key)
+            if document is None or run is None:
+                continue
+            attempts = {
+                nodeid: [Attempt(str(w), str(m)) for w, m in entry.get("attempts", ())]
+                for nodeid, entry in run.reports.items()
+                if entry.get("attempts")
+            }
+            frozen = {i.facts.nodeid for i in run.selected(Role.FROZEN_FLAKE)}
+            self.captured.files[key] = annotate(document, attempts, frozen)

@@ -80,13 +80,26 @@ class Survey:
         return tuple(sorted({m for names in self.markers.values() for m in names}))
 
 
-def run_init(repo: Path, *, manifest: str = DEFAULT_MANIFEST) -> int:
+GITHUB_WORKFLOW = ".github/workflows/andgate.yml"
+
+
+def github_workflow() -> str:
+    """The workflow `init --github` writes (package data, validated in CI)."""
+    from importlib.resources import files
+
+    return (files("andgate") / "templates" / "github_workflow.yml").read_text(encoding="utf-8")
+
+
+def run_init(repo: Path, *, manifest: str = DEFAULT_MANIFEST, github: bool = False) -> int:
     git = open_repo(repo)
     root = git.repo
     survey = survey_repo(git)
     layout = Layout.of(manifest, _existing_manifest(root, manifest))
     created, skipped = [], []
-    for rel, text in scaffold(layout, survey).items():
+    files = scaffold(layout, survey)
+    if github:
+        files[GITHUB_WORKFLOW] = github_workflow()
+    for rel, text in files.items():
         (created if _create(root, rel, text) else skipped).append(rel)
     print(_report(root, layout, survey, created, skipped), end="")
     return EXIT_OK
