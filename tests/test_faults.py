@@ -454,10 +454,10 @@ PIDS = Path({pids!r})
 
 
 def _scratch():
-    for arg in sys.argv:
-        if arg.startswith("--andgate-run="):
-            return Path(arg.split("=", 1)[1]).parent
-    raise AssertionError("not run by andgate")
+    """The gate's scratch folder: two levels above the worktree this runs in."""
+    scratch = Path.cwd().resolve().parents[1]
+    assert (scratch / "worktrees").is_dir(), "not run by andgate"
+    return scratch
 
 
 def _keep_writing(root, scratch):

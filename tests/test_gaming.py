@@ -369,10 +369,10 @@ JUNIT = '<?xml version="1.0"?><testsuites><testsuite name="forged" tests="0"/></
 
 
 def _scratch():
-    for arg in sys.argv:
-        if arg.startswith("--andgate-run="):
-            return Path(arg.split("=", 1)[1]).parent
-    raise AssertionError("not run by andgate")
+    """The gate's scratch folder: two levels above the worktree this runs in."""
+    scratch = Path.cwd().resolve().parents[1]
+    assert (scratch / "worktrees").is_dir(), "not run by andgate"
+    return scratch
 
 
 def _all_passed(path):
@@ -475,10 +475,10 @@ import pytest
 
 
 def _scratch():
-    for arg in sys.argv:
-        if arg.startswith("--andgate-run="):
-            return Path(arg.split("=", 1)[1]).parent
-    raise AssertionError("not run by andgate")
+    """The gate's scratch folder: two levels above the worktree this runs in."""
+    scratch = Path.cwd().resolve().parents[1]
+    assert (scratch / "worktrees").is_dir(), "not run by andgate"
+    return scratch
 
 
 def _forge_once_failed(target):

@@ -554,3 +554,23 @@ def test_installed_project_is_imported_from_each_worktree(project_venv, tmp_path
         assert "GATE_ERROR" not in codes, verdict["reasons"]
     finally:
         subprocess.run([*pip[:3], "uninstall", "-q", "-y", "samplepkg"], capture_output=True)
+
+
+def test_nothing_of_the_gate_is_visible_to_test_code(sample):
+    """No ANDGATE_* variable, no andgate flag in sys.argv or /proc/self/cmdline."""
+    probe = (
+        "import os\nimport sys\n\n"
+        "def test_the_gate_is_not_visible():\n"
+        "    assert not [n for n in os.environ if n.startswith('ANDGATE_')]\n"
+        "    assert not [a for a in sys.argv if 'andgate' in a]\n"
+        "    if os.path.exists('/proc/self/cmdline'):\n"
+        "        with open('/proc/self/cmdline', 'rb') as fh:\n"
+        "            assert b'--andgate-run' not in fh.read()\n"
+    )
+
+    def change(repo: SampleRepo) -> None:
+        honest_fix(repo)
+        repo.write({"tests/test_agent_probe.py": probe})
+
+    run = sample.gate(sample.change(change))
+    assert run.decision == "allow", run.payload["reasons"]

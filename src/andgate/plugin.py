@@ -43,6 +43,12 @@ WORKER_KEY = "andgate"
 SEVERITY = {"passed": 0, "skipped": 1, "failed": 2}
 
 
+def activate(spec_path: str) -> None:
+    """Called by the gate's bootstrap before pytest starts: imports of the project
+    go to this process's worktree."""
+    redirect_imports(spec_path)
+
+
 def _read_spec(spec_path: str) -> dict[str, Any]:
     with open(spec_path, encoding="utf-8") as fh:
         return json.load(fh)
@@ -59,8 +65,8 @@ def redirect_imports(spec_path: str) -> None:
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     """xdist workers are fresh interpreters: redirect before any conftest imports."""
     spec_path = getattr(early_config.known_args_namespace, "andgate_run", None)
-    if spec_path and hasattr(early_config, "workerinput"):
-        redirect_imports(spec_path)
+    if spec_path:
+        redirect_imports(spec_path)  # idempotent: the bootstrap did it in the controller
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -43,19 +43,25 @@ T = TypeVar("T")
 # the environment the tests run with: a clear message, not a wall of traceback.
 EXIT_CANNOT_IMPORT = 121
 BOOTSTRAP = (
-    "import os, sys\n"
+    "import json, os, sys\n"
     "try:\n"
     "    import andgate.plugin, andgate.redirect, pytest\n"
     "except ImportError as exc:\n"
     "    print('andgate-bootstrap:', exc, file=sys.stderr)\n"
     f"    raise SystemExit({EXIT_CANNOT_IMPORT})\n"
+    "launch = json.loads(sys.stdin.readline())\n"
+    "os.dup2(os.open(os.devnull, os.O_RDONLY), 0)\n"
     "sys.path.insert(0, os.getcwd())\n"
-    "andgate.plugin.redirect_imports(sys.argv[1])\n"
-    "code = int(pytest.main(sys.argv[2:]))\n"
+    "andgate.plugin.activate(launch['spec'])\n"
+    "code = int(pytest.main(launch['args']))\n"
     "sys.stdout.flush()\n"
     "sys.stderr.flush()\n"
     "os._exit(code)\n"
 )
+# The spec path and pytest's arguments reach the process on its stdin, not its
+# command line: code under test finds no andgate flag in sys.argv or in
+# /proc/self/cmdline (xdist hands pytest's arguments to its workers over its own
+# channel), and no ANDGATE_* variable in its environment.
 # os._exit: by the time pytest.main returns, the results file, the JUnit file
 # and the log are written and closed; skipping interpreter finalization saves
 # 0.2-0.7 s per process, and a test's leftover non-daemon thread cannot keep
@@ -136,11 +142,11 @@ class RunResult:
 def pytest_argv(
     request: RunRequest, spec_path: Path, junit: Path | None, worktree: Path, config: Path
 ) -> list[str]:
-    """The pytest command line. rootdir, config file and conftest boundary are
-    the worktree's, given explicitly: pytest must never pick up a `pytest.ini`
-    or a `conftest.py` that something left in a folder above the worktree."""
-    argv = [sys.executable, "-P", "-c", BOOTSTRAP, str(spec_path), f"--andgate-run={spec_path}"]
-    argv += [f"--rootdir={worktree}", "-c", str(config), f"--confcutdir={worktree}"]
+    """pytest's arguments. rootdir, config file and conftest boundary are the
+    worktree's, given explicitly: pytest must never pick up a `pytest.ini` or a
+    `conftest.py` that something left in a folder above the worktree."""
+    argv = [f"--andgate-run={spec_path}", f"--rootdir={worktree}", "-c", str(config)]
+    argv.append(f"--confcutdir={worktree}")
     argv += ["-p", "no:cacheprovider", "-rfE", "--continue-on-collection-errors"]
     if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         argv += ["-p", "andgate.plugin"]
@@ -189,10 +195,12 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
         "project": environment.project.to_json(),
     }
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
-    argv = pytest_argv(request, spec_path, junit, worktree, _config_file(worktree, scratch))
+    args = pytest_argv(request, spec_path, junit, worktree, _config_file(worktree, scratch))
+    launch = json.dumps({"spec": str(spec_path), "args": args}) + "\n"
     started = time.monotonic()
     env = test_environment(environment.scrub_env)
-    code, timed_out = _run_in_own_session(argv, worktree, log, timeout, env)
+    argv = [sys.executable, "-P", "-c", BOOTSTRAP]
+    code, timed_out = _run_in_own_session(argv, worktree, log, timeout, env, launch)
     seconds = time.monotonic() - started
     if timed_out:
         error = f"the {request.label} pytest process ran past the {timeout:.0f}s timeout"
@@ -254,7 +262,12 @@ def test_environment(scrub_globs: Sequence[str] = ()) -> dict[str, str]:
 
 
 def _run_in_own_session(
-    argv: list[str], cwd: Path, log: Path, timeout: float, env: dict[str, str] | None = None
+    argv: list[str],
+    cwd: Path,
+    log: Path,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
 ) -> tuple[int, bool]:
     _become_subreaper()
     env = test_environment() if env is None else env
@@ -263,11 +276,12 @@ def _run_in_own_session(
             argv,
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+        _feed(proc, stdin)
         with _RUNNING_LOCK:
             _RUNNING.add(proc)
             stopping = _STOPPING.is_set()
@@ -286,6 +300,17 @@ def _run_in_own_session(
             if idle:
                 kill_orphans()  # with a run active, an orphan may still be its daemon
     return code, timed_out
+
+
+def _feed(proc: subprocess.Popen[bytes], text: str | None) -> None:
+    """One line on the process's stdin, then end of file (a process that died
+    before reading it reports its own failure)."""
+    if text is None or proc.stdin is None:
+        return
+    with contextlib.suppress(OSError):
+        proc.stdin.write(text.encode("utf-8", "surrogateescape"))
+    with contextlib.suppress(OSError):
+        proc.stdin.close()
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
