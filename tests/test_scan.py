@@ -8,6 +8,9 @@ import textwrap
 
 import pytest
 
+from andgate.errors import ManifestError
+from andgate.manifest import parse_manifest
+from andgate.sample import MANIFEST
 from andgate.scan import (
     Construct,
     FileChange,
@@ -475,3 +478,48 @@ def test_oracle_literals_already_in_base_or_trivial_are_not_found() -> None:
         [FileChange(CORE, base.encode(), head.encode())],
     )
     assert findings == []
+
+
+# -- the manifest's production_scan ---------------------------------------------------------
+
+
+def manifest_with(extra: str):  # type: ignore[no-untyped-def]
+    return parse_manifest(MANIFEST + "\n" + extra + "\n", "tests/trust_manifest.yaml")
+
+
+def test_manifest_production_scan_defaults_to_an_empty_allow_list() -> None:
+    assert dict(manifest_with("").production_scan_allow) == {}
+    assert dict(manifest_with("production_scan: {}").production_scan_allow) == {}
+
+
+def test_manifest_production_scan_allow_is_read() -> None:
+    manifest = manifest_with(
+        'production_scan:\n  allow:\n    "src/myplugin/**": [harness_reference, stack_inspection]'
+    )
+    assert dict(manifest.production_scan_allow) == {
+        "src/myplugin/**": frozenset({C.HARNESS_REFERENCE, C.STACK_INSPECTION})
+    }
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            "production_scan: {allow: {'src/**': [harness]}}",
+            r"production_scan\.allow\['src/\*\*'\]: unknown construct 'harness'; "
+            r"valid names: harness_reference, harness_env, stack_inspection, ",
+        ),
+        ("production_scan: {alow: {}}", r"unknown key 'alow' under production_scan"),
+        ("production_scan: {allow: [x]}", r"production_scan\.allow must map path globs"),
+        (
+            "production_scan: {allow: {'src/**': harness_reference}}",
+            r"production_scan\.allow\['src/\*\*'\] must be a list",
+        ),
+        ("production_scan: {allow: {'/abs/**': []}}", r"must be relative to the repository root"),
+        ("production_scan: [allow]", r"production_scan must be a mapping"),
+    ],
+)
+def test_manifest_production_scan_is_validated_strictly(extra: str, message: str) -> None:
+    with pytest.raises(ManifestError, match=message) as info:
+        manifest_with(extra)
+    assert "\n" not in str(info.value)
