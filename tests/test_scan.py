@@ -184,6 +184,15 @@ def test_binary_file_is_found(path: str, data: bytes) -> None:
     assert_only(scan(data, path=path), (None, C.BINARY_FILE))
 
 
+def test_images_are_not_binary_findings_unless_their_bytes_lie() -> None:
+    # click's examples/imagepipe/*.jpg
+    jpeg = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00"
+    assert scan(jpeg, path="examples/imagepipe/example01.jpg") == []
+    assert scan(b"\x89PNG\r\n\x1a\n\x00\x00", path="assets/logo.png") == []
+    disguised = b"\xa7\r\r\n\x00\x00\x00\x00"  # bytecode named .png
+    assert_only(scan(disguised, path="assets/logo.png"), (None, C.BINARY_FILE))
+
+
 @pytest.mark.parametrize(
     ("old", "new"), [(None, "* text eol=lf\n"), ("* text\n", "*.py filter=x\n"), ("* text\n", None)]
 )
@@ -317,9 +326,16 @@ def test_a_construct_already_in_base_is_not_found_when_its_function_moves() -> N
     assert scan(head, BASE_WITH_GETFRAME) == []
 
 
-def test_a_second_copy_of_a_construct_already_in_base_is_found() -> None:
+def test_a_construct_from_base_copied_into_another_function_is_found() -> None:
     head = BASE_WITH_GETFRAME + "\n    def other():\n        return sys._getframe(2)\n"
     assert_only(scan(head, BASE_WITH_GETFRAME), (12, C.STACK_INSPECTION))
+
+
+def test_a_construct_repeated_in_the_function_that_had_it_is_not_found() -> None:
+    # click 8.0's `assert frame.f_back is not None` in a version_option that already read it
+    base = "def f(frame):\n    return frame.f_back.f_globals\n"
+    head = "def f(frame):\n    assert frame.f_back is not None\n    return frame.f_back.f_globals\n"
+    assert scan(head, base) == []
 
 
 def test_a_guard_removed_around_an_old_exit_is_found() -> None:

@@ -20,7 +20,6 @@ import difflib
 import enum
 import re
 import sys
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -143,6 +142,20 @@ EXTENSION_SUFFIXES = frozenset({".so", ".pyd", ".dll", ".dylib"})
 IMPLICIT_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
 PYTHON_SUFFIXES = frozenset({".py", ".pyw"})
 BINARY_SNIFF = 8000  # git's heuristic: a NUL in the first 8000 bytes
+# Images and fonts whose bytes say what their name says: review tools show them, and
+# Python imports none of them. A `.png` that is really bytecode or a pickle is still binary.
+MEDIA_MAGIC = {
+    ".png": (b"\x89PNG\r\n\x1a\n",),
+    ".jpg": (b"\xff\xd8\xff",),
+    ".jpeg": (b"\xff\xd8\xff",),
+    ".gif": (b"GIF87a", b"GIF89a"),
+    ".ico": (b"\x00\x00\x01\x00",),
+    ".webp": (b"RIFF",),
+    ".woff": (b"wOFF",),
+    ".woff2": (b"wOF2",),
+    ".ttf": (b"\x00\x01\x00\x00", b"true"),
+    ".otf": (b"OTTO",),
+}
 
 
 def is_gitattributes(path: str) -> bool:
@@ -183,7 +196,8 @@ def added_lines(old: bytes | None, new: bytes) -> frozenset[int]:
 
 @dataclass(frozen=True)
 class Hit:
-    """A construct in one version of a file; `key` says what it is independent of where."""
+    """A construct in one version of a file; `key` (construct, scope, code) says what it
+    is independent of the lines it is on."""
 
     construct: Construct
     detail: str
@@ -345,7 +359,7 @@ class Scanner:
     # -- constructs
 
     def add(self, construct: Construct, detail: str, node: ast.AST, scope: Scope) -> None:
-        key = (construct.value, scope.qualname, ast.dump(node))
+        key = (construct.value, scope.qualname, detail)
         self.hits.append(Hit(construct, detail, node_lines(node), key))
 
     def imports(self, stmt: ast.Import | ast.ImportFrom, scope: Scope) -> None:
@@ -569,6 +583,11 @@ def is_binary(data: bytes) -> bool:
     return b"\0" in data[:BINARY_SNIFF]
 
 
+def is_media(path: str, data: bytes) -> bool:
+    magic = MEDIA_MAGIC.get(PurePosixPath(path).suffix.lower(), ())
+    return any(data.startswith(m) for m in magic)
+
+
 def file_findings(
     change: FileChange,
     *,
@@ -587,7 +606,7 @@ def file_findings(
         yield ScanFinding(path, None, Construct.BINARY_FILE, f"bytecode ({suffix})")
     elif suffix in EXTENSION_SUFFIXES:
         yield ScanFinding(path, None, Construct.BINARY_FILE, f"compiled extension ({suffix})")
-    elif is_binary(new):
+    elif is_binary(new) and not is_media(path, new):
         yield ScanFinding(path, None, Construct.BINARY_FILE, "binary content, invisible in review")
     if path == "__init__.py":
         yield ScanFinding(path, None, Construct.IMPLICIT_IMPORT, "a repository-root __init__.py")
@@ -662,13 +681,13 @@ def code_findings(change: FileChange) -> Iterator[ScanFinding]:
 def new_constructs(
     path: str, new_hits: list[Hit], old_hits: list[Hit], added: frozenset[int]
 ) -> Iterator[ScanFinding]:
-    """Hits on added lines that base did not already have (same construct, scope, code)."""
-    budget = Counter(h.key for h in new_hits)
-    budget.subtract(Counter(h.key for h in old_hits))
+    """Hits on added lines that base did not have: the same construct and code in the
+    same scope (function, class or module) is old, wherever its lines moved. A function
+    that already inspected the stack gains nothing to review from a second look at it."""
+    old = {h.key for h in old_hits}
     for hit in new_hits:
         touched = sorted(hit.lines & added)
-        if touched and budget[hit.key] > 0:
-            budget[hit.key] -= 1
+        if touched and hit.key not in old:
             yield ScanFinding(path, touched[0], hit.construct, hit.detail)
 
 
