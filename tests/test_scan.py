@@ -344,6 +344,18 @@ def test_a_guard_removed_around_an_old_exit_is_found() -> None:
     assert_only(scan(head, base), (2, C.EXIT_AT_IMPORT))
 
 
+@pytest.mark.parametrize(
+    "guard", ["if __name__ == '__main__' or True:", "if not TYPE_CHECKING:", "if True:"]
+)
+def test_an_edited_guard_around_an_unchanged_line_is_found(guard: str) -> None:
+    base = "import sys\nif __name__ == '__main__':\n    sys.exit(1)\n"
+    head = f"import sys\n{guard}\n    sys.exit(1)\n"
+    assert_only(scan(head, base), (3, C.EXIT_AT_IMPORT))
+    base = "import sys\nif TYPE_CHECKING:\n    import pytest\n"
+    head = f"import sys\n{guard}\n    import pytest\n"
+    assert_only(scan(head, base), (3, C.HARNESS_REFERENCE))
+
+
 def test_a_file_renamed_unchanged_is_not_found() -> None:
     code = "import sys\nFRAME = sys._getframe(0)\n"
     assert scan(code, code, path="src/pkg/new_name.py", old_path="src/pkg/old_name.py") == []

@@ -21,7 +21,7 @@ import enum
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from andgate.paths import matches
@@ -203,6 +203,7 @@ class Hit:
     detail: str
     lines: frozenset[int]
     key: tuple[str, ...]
+    guards: frozenset[int] = frozenset()
 
 
 def parse(data: bytes) -> ast.Module | None:
@@ -278,13 +279,20 @@ def mentions_harness(text: str) -> bool:
     return any(word in lowered for word in HARNESS_WORDS)
 
 
+@dataclass(frozen=True)
 class Scope:
-    """Where a node is: its qualified name, whether it runs at import, whether it runs at all."""
+    """Where a node is: its qualified name, whether it runs at import, whether only as a
+    script, and the lines of the `if` tests that decide whether it runs (an edited guard
+    around an unchanged line changes what that line does)."""
 
-    def __init__(self, qualname: str, at_import: bool, in_main: bool) -> None:
-        self.qualname = qualname
-        self.at_import = at_import
-        self.in_main = in_main
+    qualname: str
+    at_import: bool
+    in_main: bool
+    guards: frozenset[int] = frozenset()
+
+    def guarded_by(self, test: ast.expr, *, in_main: bool | None = None) -> Scope:
+        in_main = self.in_main if in_main is None else in_main
+        return replace(self, in_main=in_main, guards=self.guards | node_lines(test))
 
 
 class Scanner:
@@ -309,12 +317,8 @@ class Scanner:
     def statement(self, stmt: ast.stmt, scope: Scope) -> None:
         if is_docstring(stmt):
             return
-        if isinstance(stmt, ast.If) and is_type_checking(stmt.test):
-            self.block(stmt.orelse, scope)  # the body never runs
-            return
-        if isinstance(stmt, ast.If) and is_main_guard(stmt.test):
-            self.block(stmt.body, Scope(scope.qualname, scope.at_import, in_main=True))
-            self.block(stmt.orelse, scope)
+        if isinstance(stmt, ast.If):
+            self.if_statement(stmt, scope)
             return
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             self.function(stmt, scope)
@@ -322,7 +326,7 @@ class Scanner:
         if isinstance(stmt, ast.ClassDef):
             for expr in (*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)):
                 self.expression(expr, scope)
-            inner = Scope(f"{scope.qualname}.{stmt.name}", scope.at_import, scope.in_main)
+            inner = replace(scope, qualname=f"{scope.qualname}.{stmt.name}")
             self.block(stmt.body, inner)
             return
         if isinstance(stmt, ast.Import | ast.ImportFrom):
@@ -339,6 +343,19 @@ class Scanner:
                     self.expression(item, scope)
                 elif isinstance(item, ast.excepthandler | ast.match_case | ast.withitem):
                     self.compound_part(item, scope)
+
+    def if_statement(self, stmt: ast.If, scope: Scope) -> None:
+        guarded = scope.guarded_by(stmt.test)
+        if is_type_checking(stmt.test):
+            self.block(stmt.orelse, guarded)  # the body never runs
+            return
+        if is_main_guard(stmt.test):
+            self.block(stmt.body, scope.guarded_by(stmt.test, in_main=True))
+            self.block(stmt.orelse, guarded)
+            return
+        self.expression(stmt.test, scope)
+        self.block(stmt.body, guarded)
+        self.block(stmt.orelse, guarded)
 
     def compound_part(self, part: ast.AST, scope: Scope) -> None:
         for value in ast.iter_child_nodes(part):
@@ -360,7 +377,7 @@ class Scanner:
 
     def add(self, construct: Construct, detail: str, node: ast.AST, scope: Scope) -> None:
         key = (construct.value, scope.qualname, detail)
-        self.hits.append(Hit(construct, detail, node_lines(node), key))
+        self.hits.append(Hit(construct, detail, node_lines(node), key, scope.guards))
 
     def imports(self, stmt: ast.Import | ast.ImportFrom, scope: Scope) -> None:
         if isinstance(stmt, ast.Import):
@@ -408,7 +425,7 @@ class Scanner:
     def expression(self, expr: ast.expr, scope: Scope) -> None:
         """One expression a statement holds (its test, value, call...), walked whole."""
         self.context_checks(expr, scope)
-        in_lambda = Scope(scope.qualname, at_import=False, in_main=scope.in_main)
+        in_lambda = replace(scope, at_import=False)
         stack: list[tuple[ast.AST, Scope]] = [(expr, scope)]
         while stack:
             node, where = stack.pop()
@@ -686,9 +703,12 @@ def new_constructs(
     that already inspected the stack gains nothing to review from a second look at it."""
     old = {h.key for h in old_hits}
     for hit in new_hits:
+        if hit.key in old:
+            continue
         touched = sorted(hit.lines & added)
-        if touched and hit.key not in old:
-            yield ScanFinding(path, touched[0], hit.construct, hit.detail)
+        if touched or hit.guards & added:
+            line = touched[0] if touched else min(hit.lines)
+            yield ScanFinding(path, line, hit.construct, hit.detail)
 
 
 def is_allowed(finding: ScanFinding, allow: Mapping[str, frozenset[Construct]]) -> bool:
