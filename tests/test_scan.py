@@ -87,6 +87,7 @@ def test_harness_reference_is_found(code: str, line: int) -> None:
         ("import os\nX = [k for k in os.environ if k.startswith('PYTEST_')]\n", 2),
         ("import os\nX = any('pytest' in k.lower() for k in os.environ)\n", 2),
         ("from os import getenv\nX = getenv('_PYTEST_RAISE')\n", 2),
+        ("import os\nENV = os.environ\ndef f():\n    return ENV.get('PYTEST_XDIST_WORKER')\n", 4),
     ],
 )
 def test_harness_environment_check_is_found(code: str, line: int) -> None:
@@ -426,7 +427,7 @@ def test_bytes_fallback_finds_constructs_in_a_file_that_does_not_parse() -> None
         import pytest
         def f(:
             return sys._getframe(1)
-        # import _pytest
+        # sys._getframe(1) and os._exit(0) used to be here
         def __eq__(self, other): return True
         if os.environ.get("ANDGATE_RUN"): os._exit(0)
         """
