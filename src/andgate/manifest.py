@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from types import MappingProxyType
 from typing import Any
 
 import yaml
 
 from andgate.errors import ManifestError
+from andgate.scan import Construct
 
 DEFAULT_MANIFEST = "tests/trust_manifest.yaml"
 REQUIRED = object()
@@ -166,6 +168,30 @@ def _approval_sources(value: Any, source: str, field: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def _scan_allow(value: Any, source: str, field: str) -> Mapping[str, frozenset[Construct]]:
+    """`{glob: [construct, ...]}`: the constructs the production scan allows under a glob."""
+    if not isinstance(value, Mapping):
+        raise ManifestError(
+            f"{source}: {field} must map path globs to lists of constructs, "
+            'e.g. {"src/myplugin/**": [harness_reference]}'
+        )
+    valid = ", ".join(c.value for c in Construct)
+    allow = {}
+    for glob, names in value.items():
+        if not isinstance(glob, str):
+            raise ManifestError(f"{source}: {field} key {glob!r} must be a path glob string")
+        (glob,) = _globs([glob], source, f"{field} key")
+        where = f"{field}[{glob!r}]"
+        constructs = _str_list(names, source, where)
+        unknown = [n for n in constructs if n not in Construct.__members__.values()]
+        if unknown:
+            raise ManifestError(
+                f"{source}: {where}: unknown construct {unknown[0]!r}; valid names: {valid}"
+            )
+        allow[glob] = frozenset(Construct(n) for n in constructs)
+    return MappingProxyType(allow)
+
+
 def _mapping(schema: tuple[Key, ...]) -> Callable[[Any, str, str], dict[str, Any]]:
     def check(value: Any, source: str, field: str) -> dict[str, Any]:
         return validate_mapping(value, schema, source, field)
@@ -189,6 +215,7 @@ FLAKE_SCHEMA = (
     Key("globs", _globs, ()),
     Key("markers", _str_list, ()),
 )
+PRODUCTION_SCAN_SCHEMA = (Key("allow", _scan_allow, {}),)
 CLASSES_SCHEMA = (
     Key("oracle", _mapping(ORACLE_SCHEMA)),
     Key("property", _mapping(PROPERTY_SCHEMA), {}),
@@ -210,6 +237,7 @@ MANIFEST_SCHEMA = (
     Key("test_support_globs", _globs, ()),
     Key("scrub_env", _str_list, ()),
     Key("approvals", _mapping(APPROVALS_SCHEMA), {}),
+    Key("production_scan", _mapping(PRODUCTION_SCAN_SCHEMA), {}),
 )
 
 
@@ -291,6 +319,10 @@ class Manifest:
     scrub_env: tuple[str, ...] = ()
     # where owners' approvals may come from (cli, env, github-reviews)
     approval_sources: tuple[str, ...] = APPROVAL_SOURCES
+    # path glob -> constructs the production scan allows there (`production_scan.allow`)
+    production_scan_allow: Mapping[str, frozenset[Construct]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
 
 def _check_lock_outside_fixtures(lock_file: str, fixtures_dir: str, source: str) -> None:
@@ -316,6 +348,7 @@ def parse_manifest(text: bytes | str | None, path: str, source: str | None = Non
     classes = fields.pop("classes")
     fields.pop("version")
     approvals = fields.pop("approvals")
+    fields["production_scan_allow"] = fields.pop("production_scan")["allow"]
     _check_lock_outside_fixtures(fields["lock_file"], fields["fixtures_dir"], source)
     return Manifest(
         path=path,

@@ -1,0 +1,922 @@
+"""The production-diff scan: constructs that game tests, in the lines a change adds.
+
+Agents that cannot pass a test honestly special-case its inputs, overload `==`,
+detect the gate and behave only under it, exit the process, shadow a module the
+oracle imports, or hide the working code in committed bytecode. None of that is
+visible to a test run, so this module reads base..head's production files before
+any test runs and names each such construct with its file and line.
+
+Only what the change adds counts: a construct present identically in base (same
+scope, same code) is never reported, so a project's long-standing `sys._getframe`
+does not block every later change. Python files are read as ASTs; a `.py` that
+does not parse falls back to patterns over its added lines. The module is pure:
+callers give it bytes and get findings back.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import enum
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
+
+from andgate.paths import matches
+
+
+class Construct(enum.StrEnum):
+    """What a finding is; the values are the names `production_scan.allow` takes."""
+
+    HARNESS_REFERENCE = "harness_reference"
+    HARNESS_ENV = "harness_env"
+    STACK_INSPECTION = "stack_inspection"
+    CONSTANT_COMPARISON = "constant_comparison"
+    EXIT_AT_IMPORT = "exit_at_import"
+    SHADOWING_MODULE = "shadowing_module"
+    IMPLICIT_IMPORT = "implicit_import"
+    BINARY_FILE = "binary_file"
+    GITATTRIBUTES = "gitattributes"
+    ORACLE_LITERAL = "oracle_literal"
+
+    @property
+    def label(self) -> str:
+        return LABELS[self]
+
+
+LABELS = {
+    Construct.HARNESS_REFERENCE: "test-harness reference",
+    Construct.HARNESS_ENV: "test-harness environment check",
+    Construct.STACK_INSPECTION: "stack inspection",
+    Construct.CONSTANT_COMPARISON: "comparison returning a constant",
+    Construct.EXIT_AT_IMPORT: "process exit at import",
+    Construct.SHADOWING_MODULE: "module shadowing",
+    Construct.IMPLICIT_IMPORT: "file Python or pytest imports implicitly",
+    Construct.BINARY_FILE: "binary file",
+    Construct.GITATTRIBUTES: ".gitattributes change",
+    Construct.ORACLE_LITERAL: "literal from an oracle's expectations",
+}
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One changed file; `old`/`new` are its bytes in base/head, None when absent.
+    `old_path` is where a renamed file came from (None: same path)."""
+
+    path: str
+    old: bytes | None
+    new: bytes | None
+    old_path: str | None = None
+
+    @property
+    def path_is_new(self) -> bool:
+        return self.new is not None and (self.old is None or self.old_path not in (None, self.path))
+
+
+@dataclass(frozen=True)
+class ScanFinding:
+    path: str
+    line: int | None
+    construct: Construct
+    detail: str
+
+    @property
+    def message(self) -> str:
+        """One line for the verdict:
+        `src/pkg/core.py:12: stack inspection (sys._getframe) in added code [stack_inspection]`"""
+        if self.line is None:
+            return f"{self.path}: {self.construct.label} ({self.detail}) [{self.construct}]"
+        return (
+            f"{self.path}:{self.line}: {self.construct.label} ({self.detail}) in added code"
+            f" [{self.construct}]"
+        )
+
+
+# -- what counts ----------------------------------------------------------------------
+
+HARNESS_MODULES = frozenset({"pytest", "_pytest", "andgate", "xdist", "nose", "nose2"})
+HARNESS_WORDS = ("pytest", "py.test", "unittest", "andgate", "nose")
+UNITTEST_PUBLIC = frozenset({"mock"})  # unittest.mock is a library, not the runner
+ENV_NAME = re.compile(r"(?<![A-Za-z0-9])_?(?:PYTEST|ANDGATE)_[A-Z0-9_]*")
+TEST_MODULE = re.compile(r"(?:^|\.)(?:test_\w*|\w+_test|tests?|testing|conftest)(?:\.|$)")
+TEST_PLACE = re.compile(r"test|andgate|worktree", re.IGNORECASE)
+STACK_NAMES = frozenset(
+    {
+        "sys._getframe",
+        "sys._getframemodulename",
+        "sys._current_frames",
+        "inspect.stack",
+        "inspect.currentframe",
+        "inspect.getouterframes",
+        "inspect.trace",
+        "traceback.extract_stack",
+        "traceback.walk_stack",
+        "traceback.format_stack",
+        "traceback.print_stack",
+    }
+)
+EXIT_ANYWHERE = frozenset({"os._exit", "os.abort", "atexit.register"})
+EXIT_AT_MODULE_LEVEL = frozenset(
+    {"sys.exit", "exit", "quit", "os.kill", "signal.raise_signal", "os.killpg"}
+)
+IMPORT_CALLS = frozenset(
+    {
+        "__import__",
+        "importlib.import_module",
+        "importlib.util.find_spec",
+        "importlib.find_loader",
+        "pkgutil.find_loader",
+    }
+)
+ARGV = "sys.argv"
+ENVIRON = frozenset({"os.environ", "os.getenv", "os.environb", "os.getenvb"})
+CWD = frozenset({"os.getcwd", "os.getcwdb", "pathlib.Path.cwd", "os.curdir"})
+COMPARISON_DUNDERS = frozenset(
+    {"__eq__", "__ne__", "__hash__", "__bool__", "__lt__", "__le__", "__gt__", "__ge__"}
+)
+PACKAGE_ROOTS = frozenset({"", "src", "lib"})
+BYTECODE_SUFFIXES = frozenset({".pyc", ".pyo"})
+EXTENSION_SUFFIXES = frozenset({".so", ".pyd", ".dll", ".dylib"})
+IMPLICIT_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
+PYTHON_SUFFIXES = frozenset({".py", ".pyw"})
+BINARY_SNIFF = 8000  # git's heuristic: a NUL in the first 8000 bytes
+# Images and fonts whose bytes say what their name says: review tools show them, and
+# Python imports none of them. A `.png` that is really bytecode or a pickle is still binary.
+MEDIA_MAGIC = {
+    ".png": (b"\x89PNG\r\n\x1a\n",),
+    ".jpg": (b"\xff\xd8\xff",),
+    ".jpeg": (b"\xff\xd8\xff",),
+    ".gif": (b"GIF87a", b"GIF89a"),
+    ".ico": (b"\x00\x00\x01\x00",),
+    ".webp": (b"RIFF",),
+    ".woff": (b"wOFF",),
+    ".woff2": (b"wOF2",),
+    ".ttf": (b"\x00\x01\x00\x00", b"true"),
+    ".otf": (b"OTTO",),
+}
+
+
+def is_gitattributes(path: str) -> bool:
+    """`.gitattributes` at any depth: it can rewrite files (eol, filters) on checkout."""
+    return PurePosixPath(path).name == ".gitattributes"
+
+
+# -- lines a change adds ----------------------------------------------------------------
+
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as Python's tokenizer counts them (not str.splitlines: no \\f, \\x1c, ...)."""
+    lines = LINE_BREAK.split(text)
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def added_lines(old: bytes | None, new: bytes) -> frozenset[int]:
+    """1-based numbers of the lines of `new` that are not in `old`."""
+    new_lines = split_lines(decode(new))
+    if old is None:
+        return frozenset(range(1, len(new_lines) + 1))
+    matcher = difflib.SequenceMatcher(None, split_lines(decode(old)), new_lines, autojunk=False)
+    added: set[int] = set()
+    for tag, _, _, j1, j2 in matcher.get_opcodes():
+        if tag in ("replace", "insert"):
+            added.update(range(j1 + 1, j2 + 1))
+    return frozenset(added)
+
+
+# -- the AST scan ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A construct in one version of a file; `key` (construct, scope, code) says what it
+    is independent of the lines it is on."""
+
+    construct: Construct
+    detail: str
+    lines: frozenset[int]
+    key: tuple[str, ...]
+    guards: frozenset[int] = frozenset()
+
+
+def parse(data: bytes) -> ast.Module | None:
+    try:
+        return ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def node_lines(node: ast.AST) -> frozenset[int]:
+    start = getattr(node, "lineno", None)
+    if start is None:
+        return frozenset()
+    return frozenset(range(start, (getattr(node, "end_lineno", None) or start) + 1))
+
+
+def short(node: ast.AST, limit: int = 60) -> str:
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def is_main_guard(test: ast.expr) -> bool:
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = {s.id for s in sides if isinstance(s, ast.Name)}
+    consts = {s.value for s in sides if isinstance(s, ast.Constant)}
+    return isinstance(test.ops[0], ast.Eq) and names == {"__name__"} and consts == {"__main__"}
+
+
+def is_docstring(stmt: ast.stmt) -> bool:
+    """A bare string statement: a docstring, or an attribute docstring."""
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
+
+
+def import_aliases(tree: ast.Module) -> dict[str, str]:
+    """Local name -> dotted name it stands for (`import inspect as i`, `from sys import argv`)."""
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+def top_module(name: str) -> str:
+    return name.split(".", 1)[0]
+
+
+def is_harness_module(name: str) -> bool:
+    top = top_module(name)
+    if top == "unittest":
+        return not UNITTEST_PUBLIC.intersection(name.split(".")[1:2])
+    return top in HARNESS_MODULES or top.startswith("pytest_")
+
+
+def mentions_harness(text: str) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in HARNESS_WORDS)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a node is: its qualified name, whether it runs at import, whether only as a
+    script, and the lines of the `if` tests that decide whether it runs (an edited guard
+    around an unchanged line changes what that line does)."""
+
+    qualname: str
+    at_import: bool
+    in_main: bool
+    guards: frozenset[int] = frozenset()
+
+    def guarded_by(self, test: ast.expr, *, in_main: bool | None = None) -> Scope:
+        in_main = self.in_main if in_main is None else in_main
+        return replace(self, in_main=in_main, guards=self.guards | node_lines(test))
+
+
+class Scanner:
+    """Walks one module and collects the constructs in it."""
+
+    def __init__(self, tree: ast.Module, path: str) -> None:
+        self.aliases = import_aliases(tree)
+        self.is_main_module = PurePosixPath(path).name == "__main__.py"
+        self.hits: list[Hit] = []
+        self.tree = tree
+
+    def run(self) -> list[Hit]:
+        self.block(self.tree.body, Scope("", at_import=True, in_main=self.is_main_module))
+        return self.hits
+
+    # -- statements
+
+    def block(self, body: Sequence[ast.stmt], scope: Scope) -> None:
+        for stmt in body:
+            self.statement(stmt, scope)
+
+    def statement(self, stmt: ast.stmt, scope: Scope) -> None:
+        if is_docstring(stmt):
+            return
+        if isinstance(stmt, ast.If):
+            self.if_statement(stmt, scope)
+            return
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            self.function(stmt, scope)
+            return
+        if isinstance(stmt, ast.ClassDef):
+            for expr in (*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)):
+                self.expression(expr, scope)
+            inner = replace(scope, qualname=f"{scope.qualname}.{stmt.name}")
+            self.block(stmt.body, inner)
+            return
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            self.imports(stmt, scope)
+        if isinstance(stmt, ast.Raise) and scope.at_import and not scope.in_main:
+            self.raise_system_exit(stmt, scope)
+        if isinstance(stmt, ast.Assign):
+            self.dunder_assignment(stmt, scope)
+        for _, value in ast.iter_fields(stmt):
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, ast.stmt):
+                    self.statement(item, scope)
+                elif isinstance(item, ast.expr):
+                    self.expression(item, scope)
+                elif isinstance(item, ast.excepthandler | ast.match_case | ast.withitem):
+                    self.compound_part(item, scope)
+
+    def if_statement(self, stmt: ast.If, scope: Scope) -> None:
+        guarded = scope.guarded_by(stmt.test)
+        if is_type_checking(stmt.test):
+            self.block(stmt.orelse, guarded)  # the body never runs
+            return
+        if is_main_guard(stmt.test):
+            self.block(stmt.body, scope.guarded_by(stmt.test, in_main=True))
+            self.block(stmt.orelse, guarded)
+            return
+        self.expression(stmt.test, scope)
+        self.block(stmt.body, guarded)
+        self.block(stmt.orelse, guarded)
+
+    def compound_part(self, part: ast.AST, scope: Scope) -> None:
+        for value in ast.iter_child_nodes(part):
+            if isinstance(value, ast.stmt):
+                self.statement(value, scope)
+            elif isinstance(value, ast.expr):
+                self.expression(value, scope)
+
+    def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
+        for expr in (*node.decorator_list, *node.args.defaults, *node.args.kw_defaults):
+            if expr is not None:
+                self.expression(expr, scope)
+        qualname = f"{scope.qualname}.{node.name}"
+        if node.name in COMPARISON_DUNDERS:
+            self.constant_dunder(node, qualname)
+        self.block(node.body, Scope(qualname, at_import=False, in_main=False))
+
+    # -- constructs
+
+    def add(self, construct: Construct, detail: str, node: ast.AST, scope: Scope) -> None:
+        key = (construct.value, scope.qualname, detail)
+        self.hits.append(Hit(construct, detail, node_lines(node), key, scope.guards))
+
+    def imports(self, stmt: ast.Import | ast.ImportFrom, scope: Scope) -> None:
+        if isinstance(stmt, ast.Import):
+            names = [alias.name for alias in stmt.names]
+        elif stmt.level or not stmt.module:
+            return
+        elif stmt.module == "unittest":
+            names = [f"unittest.{a.name}" for a in stmt.names]
+        else:
+            names = [stmt.module]
+            qualified = {f"{stmt.module}.{a.name}" for a in stmt.names}
+            if qualified & STACK_NAMES:
+                self.add(Construct.STACK_INSPECTION, short(stmt), stmt, scope)
+            if qualified & EXIT_ANYWHERE:
+                self.add(Construct.EXIT_AT_IMPORT, short(stmt), stmt, scope)
+        if any(is_harness_module(name) for name in names):
+            self.add(Construct.HARNESS_REFERENCE, short(stmt), stmt, scope)
+
+    def raise_system_exit(self, stmt: ast.Raise, scope: Scope) -> None:
+        exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+        if self.dotted(exc) in ("SystemExit", "KeyboardInterrupt"):
+            self.add(Construct.EXIT_AT_IMPORT, short(stmt), stmt, scope)
+
+    def constant_dunder(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
+        returns = list(own_returns(node))
+        values = {constant_value(r.value) for r in returns}
+        if returns and len(values) == 1 and None not in values:
+            value = next(iter(values))
+            lines = frozenset({node.lineno}).union(*(node_lines(r) for r in returns))
+            key = (Construct.CONSTANT_COMPARISON.value, qualname, repr(value))
+            detail = f"{node.name} always returns {value[1]!r}"
+            self.hits.append(Hit(Construct.CONSTANT_COMPARISON, detail, lines, key))
+
+    def dunder_assignment(self, stmt: ast.Assign, scope: Scope) -> None:
+        """`__eq__ = lambda self, other: True`, also onto a class from outside it."""
+        if not isinstance(stmt.value, ast.Lambda):
+            return
+        value = constant_value(stmt.value.body)
+        for target in stmt.targets:
+            name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
+            if name in COMPARISON_DUNDERS and value is not None:
+                detail = f"{name} always returns {value[1]!r}"
+                self.add(Construct.CONSTANT_COMPARISON, detail, stmt, scope)
+
+    def expression(self, expr: ast.expr, scope: Scope) -> None:
+        """One expression a statement holds (its test, value, call...), walked whole."""
+        self.context_checks(expr, scope)
+        in_lambda = replace(scope, at_import=False)
+        stack: list[tuple[ast.AST, Scope]] = [(expr, scope)]
+        while stack:
+            node, where = stack.pop()
+            self.node(node, where)
+            inner = in_lambda if isinstance(node, ast.Lambda) else where
+            stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+
+    def node(self, node: ast.AST, scope: Scope) -> None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if ENV_NAME.search(node.value):
+                self.add(Construct.HARNESS_ENV, repr(node.value), node, scope)
+        elif isinstance(node, ast.Attribute | ast.Name):
+            self.reference(node, scope)
+        elif isinstance(node, ast.Call):
+            self.call(node, scope)
+
+    def reference(self, node: ast.Attribute | ast.Name, scope: Scope) -> None:
+        name = self.dotted(node)
+        if isinstance(node, ast.Attribute) and node.attr == "f_back":
+            self.add(Construct.STACK_INSPECTION, short(node), node, scope)
+        elif name in STACK_NAMES:
+            self.add(Construct.STACK_INSPECTION, name, node, scope)
+        elif name in EXIT_ANYWHERE:
+            self.add(Construct.EXIT_AT_IMPORT, name, node, scope)
+
+    def call(self, node: ast.Call, scope: Scope) -> None:
+        name = self.dotted(node.func)
+        if name in IMPORT_CALLS and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and is_harness_module(str(first.value)):
+                self.add(Construct.HARNESS_REFERENCE, short(node), node, scope)
+        if name in EXIT_AT_MODULE_LEVEL and scope.at_import and not scope.in_main:
+            self.add(Construct.EXIT_AT_IMPORT, short(node), node, scope)
+
+    def context_checks(self, expr: ast.expr, scope: Scope) -> None:
+        """Expressions that test where they run: `"pytest" in sys.modules`, an argv or
+        cwd compared with a test-runner string, the environment searched for one."""
+        names = {self.dotted(n) for n in ast.walk(expr) if isinstance(n, ast.Attribute | ast.Name)}
+        strings = [
+            n.value
+            for n in ast.walk(expr)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        ]
+        looks_up_tests = "sys.modules" in names and any(
+            is_harness_module(s) or TEST_MODULE.search(s) for s in strings
+        )
+        checks_runner = ARGV in names and any(mentions_harness(s) for s in strings)
+        checks_cwd = bool(names & CWD) and any(TEST_PLACE.search(s) for s in strings)
+        if looks_up_tests or checks_runner or checks_cwd:
+            self.add(Construct.HARNESS_REFERENCE, short(expr), expr, scope)
+        elif names & ENVIRON and any(mentions_harness(s) for s in strings):
+            self.add(Construct.HARNESS_ENV, short(expr), expr, scope)
+
+    def dotted(self, node: ast.AST | None) -> str | None:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Call) and parts:
+            # Path.cwd() / pathlib.Path().cwd(): the call's callee names the object
+            inner = self.dotted(node.func)
+            return f"{inner}.{'.'.join(reversed(parts))}" if inner else None
+        if not isinstance(node, ast.Name):
+            return None
+        head = self.aliases.get(node.id, node.id)
+        if head == "Path" or head.endswith(".Path"):
+            head = "pathlib.Path"
+        return ".".join([head, *reversed(parts)])
+
+
+def own_returns(node: ast.AST) -> Iterator[ast.Return]:
+    """The function's return statements, not those of functions nested in it."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        if isinstance(child, ast.Return):
+            yield child
+        yield from own_returns(child)
+
+
+def constant_value(node: ast.expr | None) -> tuple[str, object] | None:
+    """(type, value) of a plain constant (`True`, `0`, `"x"`); None for anything else.
+    `NotImplemented` is a name, not a constant, so `return NotImplemented` never counts."""
+    if isinstance(node, ast.Constant) and node.value is not None:
+        return (type(node.value).__name__, node.value)
+    return None
+
+
+def ast_hits(data: bytes, path: str) -> list[Hit] | None:
+    tree = parse(data)
+    return None if tree is None else Scanner(tree, path).run()
+
+
+# -- the bytes scan, for a .py that does not parse --------------------------------------------
+
+CONST = r"(?:True|False|-?\d+|'[^']*'|\"[^\"]*\")"
+DUNDER = r"__(?:eq|ne|hash|bool|lt|le|gt|ge)__"
+LINE_PATTERNS: tuple[tuple[Construct, re.Pattern[str]], ...] = (
+    (
+        Construct.HARNESS_REFERENCE,
+        re.compile(
+            r"^\s*(?:import|from)\s+(?:_?pytest\w*|andgate|xdist|pluggy|nose2?|unittest(?!\.mock))"
+            r"\b(?!\s+import\s+mock\s*$)"
+        ),
+    ),
+    (Construct.HARNESS_REFERENCE, re.compile(r"sys\.modules.*['\"](?:_?pytest|andgate|test)")),
+    (Construct.HARNESS_REFERENCE, re.compile(r"['\"](?:_?pytest|andgate)[.'\"].*sys\.modules")),
+    (Construct.HARNESS_REFERENCE, re.compile(r"(?:__import__|import_module)\(\s*['\"]_?pytest")),
+    (Construct.HARNESS_REFERENCE, re.compile(r"sys\.argv.*['\"][^'\"]*(?:pytest|andgate)")),
+    (Construct.HARNESS_ENV, ENV_NAME),
+    (
+        Construct.STACK_INSPECTION,
+        re.compile(
+            r"sys\._getframe|sys\._current_frames|inspect\.(?:stack|currentframe|getouterframes)"
+            r"\b|traceback\.(?:extract_stack|walk_stack|format_stack|print_stack)|\.f_back\b"
+        ),
+    ),
+    (
+        Construct.CONSTANT_COMPARISON,
+        re.compile(rf"def\s+{DUNDER}\s*\([^)]*\)[^:]*:\s*return\s+{CONST}\s*(?:#.*)?$"),
+    ),
+    (Construct.CONSTANT_COMPARISON, re.compile(rf"{DUNDER}\s*=\s*lambda[^:]*:\s*{CONST}\s*$")),
+    (Construct.EXIT_AT_IMPORT, re.compile(r"os\._exit\s*\(|os\.abort\s*\(|atexit\.register")),
+    (Construct.EXIT_AT_IMPORT, re.compile(r"^(?:sys\.exit|exit|quit)\s*\(|^raise\s+SystemExit")),
+)
+
+
+def line_hits(data: bytes, lines: frozenset[int]) -> Iterator[tuple[int, Construct, str]]:
+    text = split_lines(decode(data))
+    for number in sorted(lines):
+        line = text[number - 1]
+        if line.lstrip().startswith("#"):
+            continue
+        seen = set()
+        for construct, pattern in LINE_PATTERNS:
+            match = pattern.search(line)
+            if match and construct not in seen:
+                seen.add(construct)
+                yield number, construct, match.group(0).strip()[:60]
+    # A multi-line `def __eq__(...):` / `return True` pair.
+    for number in sorted(lines):
+        if number < len(text) and re.search(rf"def\s+{DUNDER}\s*\(.*:\s*$", text[number - 1]):
+            following = text[number].strip()
+            if re.fullmatch(rf"return\s+{CONST}", following):
+                yield number, Construct.CONSTANT_COMPARISON, following
+
+
+# -- file-level constructs --------------------------------------------------------------------
+
+
+def module_name(path: str) -> str | None:
+    """The top-level import name a new file defines, when it sits at the repository root
+    or directly in a package root (`src/`); None for anything deeper or not importable."""
+    parts = PurePosixPath(path).parts
+    if len(parts) >= 2 and parts[-1] == "__init__.py":
+        folder, name = "/".join(parts[:-2]), parts[-2]
+    else:
+        folder, name = "/".join(parts[:-1]), parts[-1]
+        suffix = PurePosixPath(name).suffix
+        if suffix in PYTHON_SUFFIXES or suffix in BYTECODE_SUFFIXES:
+            name = PurePosixPath(name).stem
+        elif suffix in EXTENSION_SUFFIXES:
+            name = name.split(".", 1)[0]
+        else:
+            return None
+    if folder not in PACKAGE_ROOTS or not name.isidentifier():
+        return None
+    return name
+
+
+def is_binary(data: bytes) -> bool:
+    return b"\0" in data[:BINARY_SNIFF]
+
+
+def is_media(path: str, data: bytes) -> bool:
+    magic = MEDIA_MAGIC.get(PurePosixPath(path).suffix.lower(), ())
+    return any(data.startswith(m) for m in magic)
+
+
+def file_findings(
+    change: FileChange,
+    *,
+    shadowed: frozenset[str],
+    project_packages: frozenset[str],
+    moved_packages: frozenset[str],
+) -> Iterator[ScanFinding]:
+    path, new = change.path, change.new
+    if is_gitattributes(path) and change.old != new:
+        yield ScanFinding(path, None, Construct.GITATTRIBUTES, gitattributes_detail(change))
+    if new is None or (change.old == new and not change.path_is_new):
+        return
+    suffix = PurePosixPath(path).suffix
+    name = PurePosixPath(path).name
+    if suffix in BYTECODE_SUFFIXES:
+        yield ScanFinding(path, None, Construct.BINARY_FILE, f"bytecode ({suffix})")
+    elif suffix in EXTENSION_SUFFIXES:
+        yield ScanFinding(path, None, Construct.BINARY_FILE, f"compiled extension ({suffix})")
+    elif is_binary(new) and not is_media(path, new):
+        yield ScanFinding(path, None, Construct.BINARY_FILE, "binary content, invisible in review")
+    if path == "__init__.py":
+        yield ScanFinding(path, None, Construct.IMPLICIT_IMPORT, "a repository-root __init__.py")
+    elif name in IMPLICIT_NAMES:
+        yield ScanFinding(path, None, Construct.IMPLICIT_IMPORT, f"{name}, run at start-up")
+    elif suffix == ".pth":
+        yield ScanFinding(path, None, Construct.IMPLICIT_IMPORT, "a .pth file, run by site")
+    if change.path_is_new:
+        module = module_name(path)
+        why = shadow_reason(module, shadowed, project_packages, moved_packages)
+        if why:
+            yield ScanFinding(path, None, Construct.SHADOWING_MODULE, why)
+
+
+def gitattributes_detail(change: FileChange) -> str:
+    if change.new is None:
+        return "deleted; it decides how git checks files out"
+    return "it can rewrite files (eol, filters) when git checks them out"
+
+
+def shadow_reason(
+    module: str | None,
+    shadowed: frozenset[str],
+    project_packages: frozenset[str],
+    moved_packages: frozenset[str],
+) -> str | None:
+    if module is None or module in moved_packages:
+        return None
+    if module in project_packages:
+        return f"a second top-level copy of the project's package {module!r}"
+    if module in shadowed:
+        kind = "standard-library" if module in sys.stdlib_module_names else "installed"
+        return f"new top-level module {module!r} shadows the {kind} module {module!r}"
+    return None
+
+
+def moved_top_level(changes: Sequence[FileChange]) -> frozenset[str]:
+    """Top-level packages a change moves (`pkg/` to `src/pkg/`): the new copy is the
+    project's own, not a second one."""
+    moved = set()
+    for change in changes:
+        gone = change.old_path if change.old_path not in (None, change.path) else None
+        if change.new is None:
+            gone = change.path
+        name = module_name(gone) if gone else None
+        if name:
+            moved.add(name)
+    return frozenset(moved)
+
+
+# -- the scan ------------------------------------------------------------------------------
+
+
+def code_findings(change: FileChange) -> Iterator[ScanFinding]:
+    """Constructs in the lines `change` adds to a Python file."""
+    if change.new is None or PurePosixPath(change.path).suffix not in PYTHON_SUFFIXES:
+        return
+    if is_binary(change.new):
+        return  # reported as a binary file; Python would not import it
+    added = added_lines(change.old, change.new)
+    if not added:
+        return
+    new_hits = ast_hits(change.new, change.path)
+    if new_hits is None:
+        for line, construct, detail in line_hits(change.new, added):
+            yield ScanFinding(change.path, line, construct, detail)
+        return
+    old_hits = ast_hits(change.old, change.path) if change.old is not None else []
+    yield from new_constructs(change.path, new_hits, old_hits or [], added)
+
+
+def new_constructs(
+    path: str, new_hits: list[Hit], old_hits: list[Hit], added: frozenset[int]
+) -> Iterator[ScanFinding]:
+    """Hits on added lines that base did not have: the same construct and code in the
+    same scope (function, class or module) is old, wherever its lines moved. A function
+    that already inspected the stack gains nothing to review from a second look at it."""
+    old = {h.key for h in old_hits}
+    for hit in new_hits:
+        if hit.key in old:
+            continue
+        touched = sorted(hit.lines & added)
+        if touched or hit.guards & added:
+            line = touched[0] if touched else min(hit.lines)
+            yield ScanFinding(path, line, hit.construct, hit.detail)
+
+
+def is_allowed(finding: ScanFinding, allow: Mapping[str, frozenset[Construct]]) -> bool:
+    return any(
+        finding.construct in constructs and matches(finding.path, (glob,))
+        for glob, constructs in allow.items()
+    )
+
+
+def unique(findings: Iterable[ScanFinding]) -> list[ScanFinding]:
+    """One finding per file, line and construct (`inspect.currentframe().f_back` is one)."""
+    seen: dict[tuple[str, int | None, Construct], ScanFinding] = {}
+    for finding in findings:
+        seen.setdefault((finding.path, finding.line, finding.construct), finding)
+    return sorted(seen.values(), key=lambda f: (f.path, f.line or 0, f.construct))
+
+
+def scan_production(
+    changes: Sequence[FileChange],
+    *,
+    shadowed: frozenset[str],
+    project_packages: frozenset[str],
+    allow: Mapping[str, frozenset[Construct]] = {},
+) -> list[ScanFinding]:
+    """Every construct that games tests in what `changes` add (their production files),
+    minus those `allow` (path glob -> constructs, from base's manifest) permits."""
+    moved = moved_top_level(changes)
+    found: list[ScanFinding] = []
+    for change in changes:
+        found.extend(
+            file_findings(
+                change, shadowed=shadowed, project_packages=project_packages, moved_packages=moved
+            )
+        )
+        found.extend(code_findings(change))
+    return unique(f for f in found if not is_allowed(f, allow))
+
+
+# -- ORACLE_LITERAL ---------------------------------------------------------------------------
+
+ASSERT_METHODS = frozenset(
+    {
+        "assertEqual",
+        "assertEquals",
+        "assertNotEqual",
+        "assertListEqual",
+        "assertTupleEqual",
+        "assertDictEqual",
+        "assertSetEqual",
+        "assertSequenceEqual",
+        "assertMultiLineEqual",
+        "assertAlmostEqual",
+        "assertIn",
+        "assertRaisesRegex",
+        "assertRegex",
+    }
+)
+ROUND_INTS = frozenset({12, 16, 24, 32, 60, 64, 128, 256, 365, 512, 1024, 3600})
+MIN_STRING = 4
+
+LiteralKey = tuple[str, object]
+
+
+def literal_key(node: ast.AST) -> LiteralKey | None:
+    """A comparable key for a literal (list and tuple alike); None for anything else."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, bool) or value is None or value is Ellipsis:
+            return ("const", value)
+        if isinstance(value, int | float | complex):
+            return ("num", value)
+        if isinstance(value, str | bytes):
+            return (type(value).__name__, value)
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = literal_key(node.operand)
+        if inner and inner[0] == "num":
+            return ("num", -inner[1])  # type: ignore[operator]
+        return None
+    if isinstance(node, ast.Tuple | ast.List):
+        items = tuple(literal_key(e) for e in node.elts)
+        return None if None in items else ("seq", items)
+    return None
+
+
+def is_trivial_number(value: object) -> bool:
+    if isinstance(value, complex):
+        return value == 0
+    assert isinstance(value, int | float)
+    if float(value).is_integer():
+        number = abs(int(value))
+        return number <= 10 or number in ROUND_INTS or is_round(number)
+    return abs(value) <= 10 and (value * 4).is_integer()  # 0.5, 2.25, -0.75
+
+
+def is_round(number: int) -> bool:
+    """100, 200, 5000, 1000000: the numbers people type without reading them anywhere."""
+    while number and number % 10 == 0:
+        number //= 10
+    return number < 10
+
+
+def is_trivial(key: LiteralKey) -> bool:
+    kind, value = key
+    if kind == "const":
+        return True
+    if kind == "num":
+        return is_trivial_number(value)
+    if kind in ("str", "bytes"):
+        text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+        return len(text) < MIN_STRING or not any(c.isalnum() for c in text)
+    items = value  # a sequence
+    assert isinstance(items, tuple)
+    return all(is_trivial(item) for item in items) and len(items) < MIN_STRING
+
+
+def expectation_nodes(tree: ast.Module) -> Iterator[ast.AST]:
+    """The literals an oracle file expects: both sides of `assert a == b`, the arguments
+    of unittest's `assertEqual` family, and parametrize argvalues."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
+            compare = node.test
+            if any(isinstance(op, ast.Eq | ast.In | ast.Is) for op in compare.ops):
+                yield compare.left
+                yield from compare.comparators
+        elif isinstance(node, ast.Call):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            if callee in ASSERT_METHODS:
+                yield from node.args
+            elif callee == "parametrize" and len(node.args) >= 2:
+                yield from argvalues(node.args[1])
+
+
+def argvalues(node: ast.AST) -> Iterator[ast.AST]:
+    if not isinstance(node, ast.List | ast.Tuple):
+        return
+    for case in node.elts:
+        if isinstance(case, ast.Call) and getattr(case.func, "attr", None) == "param":
+            yield from case.args
+        elif isinstance(case, ast.Tuple | ast.List):
+            yield from case.elts
+        yield case
+
+
+def literals_in(node: ast.AST) -> Iterator[tuple[LiteralKey, ast.AST]]:
+    """Every non-trivial literal in `node`, containers and their items alike."""
+    for child in ast.walk(node):
+        key = literal_key(child)
+        if key is not None and not is_trivial(key):
+            yield key, child
+
+
+def oracle_expectations(oracle_sources: Mapping[str, bytes]) -> dict[LiteralKey, str]:
+    """Non-trivial expected literal -> where an oracle expects it (`path:line`)."""
+    expected: dict[LiteralKey, str] = {}
+    for path in sorted(oracle_sources):
+        tree = parse(oracle_sources[path])
+        if tree is None:
+            continue
+        for node in expectation_nodes(tree):
+            for key, child in literals_in(node):
+                expected.setdefault(key, f"{path}:{getattr(child, 'lineno', '?')}")
+    return expected
+
+
+def production_literals(sources: Iterable[bytes]) -> set[LiteralKey]:
+    found: set[LiteralKey] = set()
+    for source in sources:
+        tree = parse(source)
+        if tree is not None:
+            found.update(key for key, _ in literals_in(tree))
+    return found
+
+
+def show_literal(key: LiteralKey) -> str:
+    kind, value = key
+    if kind == "seq":
+        assert isinstance(value, tuple)
+        return "(" + ", ".join(show_literal(k) for k in value) + ")"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def oracle_literals(
+    oracle_sources: Mapping[str, bytes],
+    base_production: Iterable[bytes],
+    changes: Sequence[FileChange],
+    *,
+    allow: Mapping[str, frozenset[Construct]] = {},
+) -> list[ScanFinding]:
+    """Added production lines that hard-code a literal an oracle expects and base's
+    production code never had: the special-casing pattern (`if x == 'input': return
+    'expected'`). A warning: an honest fix of a message can do the same."""
+    expected = oracle_expectations(oracle_sources)
+    if not expected:
+        return []
+    known = production_literals(base_production)
+    found = []
+    for change in changes:
+        if change.new is None or PurePosixPath(change.path).suffix not in PYTHON_SUFFIXES:
+            continue
+        tree = parse(change.new)
+        added = added_lines(change.old, change.new)
+        if tree is None or not added:
+            continue
+        for key, node in literals_in(tree):
+            line = getattr(node, "lineno", None)
+            if key in expected and key not in known and line in added:
+                detail = f"{show_literal(key)}, expected by {expected[key]}"
+                found.append(ScanFinding(change.path, line, Construct.ORACLE_LITERAL, detail))
+    return unique(f for f in found if not is_allowed(f, allow))
