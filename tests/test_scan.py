@@ -10,7 +10,6 @@ import pytest
 
 from andgate.errors import ManifestError
 from andgate.manifest import parse_manifest
-from andgate.sample import MANIFEST
 from andgate.scan import (
     Construct,
     FileChange,
@@ -19,6 +18,7 @@ from andgate.scan import (
     oracle_literals,
     scan_production,
 )
+from harness import MANIFEST
 
 C = Construct
 STDLIB_AND_INSTALLED = frozenset({"statistics", "json", "os", "yaml"})
