@@ -490,7 +490,7 @@ def test_cli_json_on_stdout_and_exit_codes(sample, capsys, monkeypatch):
         ]
     )
     out = capsys.readouterr().out
-    assert code == 1
+    assert code == 1, out
     assert out.startswith("andgate: BLOCK\n  FREEZE_EXPIRED: ")
 
 

@@ -15,6 +15,7 @@ from andgate.git import Change
 from andgate.manifest import Manifest
 from andgate.paths import ConfigChanges, TestSide, is_pytest_config_name, is_under, matches
 from andgate.records import ChangeFacts
+from andgate.scan import is_gitattributes
 
 NO_EXTRA_TEST_SIDE = TestSide()
 
@@ -32,6 +33,8 @@ def is_trust_root(path: str, manifest: Manifest, config_differs: Callable[[str],
     named = {manifest.path, manifest.frozen_flake.freeze_file, manifest.property.invariants_file}
     if path in named or PurePosixPath(path).name == "conftest.py":
         return True
+    if is_gitattributes(path):
+        return True  # it can rewrite base's oracle files on checkout (filters, eol)
     return is_pytest_config_name(path) and config_differs(path)
 
 

@@ -1,8 +1,8 @@
 """`andgate check`: the whole gate, phase by phase (ARCHITECTURE.md names them).
 
-config from base -> approvals -> locks -> plan the trees -> oracle phase (oracle,
-base pin, known-bad replays) -> property phase -> untrusted phase (untrusted,
-frozen_flake) -> inventory, authorship, freezes -> AND -> artifacts.
+config from base -> approvals -> production scan -> locks -> plan the trees ->
+oracle phase (oracle, base pin, known-bad replays) -> property phase -> untrusted
+phase (untrusted, frozen_flake) -> inventory, authorship, freezes -> AND -> artifacts.
 
 Each phase's results are read into memory before the next, less trusted phase
 starts: property files and untrusted tests are written by the change's author,
@@ -16,7 +16,7 @@ import datetime as dt
 import os
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from andgate.approvals import gather_approvals
@@ -34,6 +34,7 @@ from andgate.manifest import DEFAULT_MANIFEST
 from andgate.paths import ConfigChanges, config_changes, matches
 from andgate.phases.context import PhaseContext
 from andgate.phases.oracle import run_oracle_phase
+from andgate.phases.production import scan_change
 from andgate.phases.property import run_property_phase
 from andgate.phases.untrusted import run_untrusted_phase
 from andgate.plan import make_plan
@@ -130,19 +131,24 @@ def _gate(opts: CheckOptions, state: CheckState) -> None:
     state.live_freezes = config.freezes.live(opts.today)
     changes = git.diff_raw(base, head)
     differs = _config_differs(git, base, head, changes)
+    scan = scan_change(git, base, head, changes, config, differs)  # before any test runs
     state.lock = lock_facts(git, base, head, config.manifest, approved=bool(approvers))
     _run_phases(git, opts, state, config, differs, approved=bool(approvers))
     state.inventory = build_inventory(
         *(state.runs.get(n) for n in (RunName.UNTRUSTED, RunName.ORACLE, RunName.PROPERTY)),
         state.runs.get(RunName.FLAKE),
     )
-    state.changes = sort_changes(
-        changes,
-        config.manifest,
-        is_oracle_file=_oracle_file_rule(config, state),
-        config_differs=differs,
-        approved_by=approvers,
-        test_side=config.test_side,
+    state.changes = replace(
+        sort_changes(
+            changes,
+            config.manifest,
+            is_oracle_file=_oracle_file_rule(config, state),
+            config_differs=differs,
+            approved_by=approvers,
+            test_side=config.test_side,
+        ),
+        suspicious=scan.suspicious,
+        oracle_literals=scan.oracle_literals,
     )
     live = config.live_freeze_ids(opts.today)
     ineffective = ineffective_freezes(live, state.inventory)

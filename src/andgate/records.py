@@ -87,11 +87,14 @@ class Reason(enum.StrEnum):
     LOCK_MISMATCH = "LOCK_MISMATCH"
     COLLECTION_ERROR = "COLLECTION_ERROR"
     GATE_ERROR = "GATE_ERROR"
+    PRODUCTION_SUSPICIOUS = "PRODUCTION_SUSPICIOUS"
 
 
 class Warning_(enum.StrEnum):
     FREEZE_INEFFECTIVE = "FREEZE_INEFFECTIVE"
     ORACLE_SKIPPED = "ORACLE_SKIPPED"
+    ORACLE_LITERAL = "ORACLE_LITERAL"
+    ORACLE_FROM_PRODUCTION = "ORACLE_FROM_PRODUCTION"
     ORACLE_CHANGED = "ORACLE_CHANGED"
     UNTRUSTED_FAILED = "UNTRUSTED_FAILED"
     UNCOMMITTED_CHANGES = "UNCOMMITTED_CHANGES"
@@ -138,6 +141,10 @@ class ChangeFacts:
     test_paths: tuple[str, ...] = ()
     approved_by: tuple[str, ...] = ()
     require_human_owner: bool = True
+    # the production-diff scan: constructs that game tests (file:line: construct), and
+    # literals from an oracle's expectations hard-coded into production code
+    suspicious: tuple[str, ...] = ()
+    oracle_literals: tuple[str, ...] = ()
 
     @property
     def approved(self) -> bool:

@@ -272,19 +272,21 @@ def _run_in_own_session(
     _become_subreaper()
     env = test_environment() if env is None else env
     with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        _feed(proc, stdin)
+        # Started and registered under the lock that kill_orphans holds: a process
+        # between fork and registration must never look like an orphan.
         with _RUNNING_LOCK:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
             _RUNNING.add(proc)
             stopping = _STOPPING.is_set()
+        _feed(proc, stdin)
         try:
             if stopping:
                 _signal_group(proc)
@@ -296,9 +298,7 @@ def _run_in_own_session(
             _kill_group(proc)
             with _RUNNING_LOCK:
                 _RUNNING.discard(proc)
-                idle = not _RUNNING
-            if idle:
-                kill_orphans()  # with a run active, an orphan may still be its daemon
+            kill_orphans()  # a no-op while another run is active
     return code, timed_out
 
 
@@ -343,28 +343,31 @@ def _become_subreaper() -> bool:
 
 
 def kill_orphans(proc_root: Path = Path("/proc")) -> int:
-    """Kill this process's children that live in another session and are not a
-    pytest process the gate is running: processes a test detached, re-parented
-    to the gate (a subreaper). Our own git commands share our session. Repeated
-    until none is left, since a killed daemon's children are re-parented in turn.
-    Returns how many; without /proc this is a no-op."""
+    """Kill this process's children that live in another session: processes a
+    test detached, re-parented to the gate (a subreaper). Our own git commands
+    share our session. Only while no pytest run is active, since an orphan may be
+    a live run's daemon, and under the lock that starting a run holds, so a run
+    being started is never mistaken for one. Repeated until none is left (a killed
+    daemon's children are re-parented in turn). Returns how many; without /proc
+    this is a no-op."""
     me, session = os.getpid(), os.getsid(0)
     killed: set[int] = set()
-    for _ in range(20):
-        with _RUNNING_LOCK:
-            live = {p.pid for p in _RUNNING}
-        found = [
-            pid
-            for pid, parent, sid in _processes(proc_root)
-            if parent == me and sid != session and pid not in live and pid not in killed
-        ]
-        if not found:
-            break
-        for pid in found:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-            _reap(pid)
-        killed.update(found)
+    with _RUNNING_LOCK:
+        if _RUNNING:
+            return 0
+        for _ in range(20):
+            found = [
+                pid
+                for pid, parent, sid in _processes(proc_root)
+                if parent == me and sid != session and pid not in killed
+            ]
+            if not found:
+                break
+            for pid in found:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+                _reap(pid)
+            killed.update(found)
     return len(killed)
 
 

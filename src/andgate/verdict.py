@@ -60,9 +60,9 @@ class Verdict:
 
 
 def authorship_findings(facts: ChangeFacts) -> list[Finding]:
+    found = [_f(Warning_.ORACLE_LITERAL, d) for d in facts.oracle_literals]
     if facts.approved:
-        return []
-    found = []
+        return found
     if facts.oracle_paths:
         if facts.require_human_owner:
             found += [
@@ -87,6 +87,10 @@ def authorship_findings(facts: ChangeFacts) -> list[Finding]:
             Bit.AUTHORSHIP,
         )
         for p in facts.trust_root_paths
+    ]
+    found += [
+        _f(Reason.PRODUCTION_SUSPICIOUS, f"{d}; an owner reviews it or approves", Bit.AUTHORSHIP)
+        for d in facts.suspicious
     ]
     return found
 

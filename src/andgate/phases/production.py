@@ -1,0 +1,103 @@
+"""The production-diff scan, on base..head before any test runs (`scan.py` decides).
+
+Feeds the scan what only the repository knows: which changed files are production
+code, their bytes on both sides, the names a new top-level module could shadow
+(the standard library, every installed distribution, the project's own packages
+on base), base's oracle files and base's production code (for ORACLE_LITERAL).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import PurePosixPath
+
+from andgate.authorship import sort_changes
+from andgate.config import BaseConfig
+from andgate.git import Change, Git
+from andgate.paths import ConfigChanges, matches
+from andgate.scan import FileChange, oracle_literals, scan_production
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    suspicious: tuple[str, ...] = ()
+    oracle_literals: tuple[str, ...] = ()
+
+
+def scan_change(
+    git: Git,
+    base: str,
+    head: str,
+    changes: list[Change],
+    config: BaseConfig,
+    differs: ConfigChanges,
+) -> ScanResult:
+    manifest = config.manifest
+    sorted_changes = sort_changes(
+        changes,
+        manifest,
+        is_oracle_file=lambda path: matches(path, manifest.oracle.globs),
+        config_differs=differs,
+        approved_by=(),
+        test_side=config.test_side,
+    )
+    production = set(sorted_changes.production_paths)
+    file_changes = [
+        FileChange(
+            path=c.new_path or c.old_path or "",
+            old=git.read_blob(base, c.old_path) if c.old_path else None,
+            new=git.read_blob(head, c.new_path) if c.new_path else None,
+            old_path=c.old_path if c.old_path != c.new_path else None,
+        )
+        for c in changes
+        if (c.new_path or c.old_path) in production
+    ]
+    if not file_changes:
+        return ScanResult()
+    base_files = [e for e in git.ls_tree(base) if e.kind == "blob"]
+    allow = manifest.production_scan_allow
+    found = scan_production(
+        file_changes,
+        shadowed=_shadowable_names(),
+        project_packages=_packages([e.path for e in base_files]),
+        allow=allow,
+    )
+    literals = oracle_literals(
+        _blobs(git, base_files, lambda p: matches(p, manifest.oracle.globs)),
+        _blobs(
+            git, base_files, lambda p: p.endswith(".py") and not config.test_side.holds(p)
+        ).values(),
+        file_changes,
+        allow=allow,
+    )
+    return ScanResult(tuple(f.message for f in found), tuple(f.message for f in literals))
+
+
+def _blobs(git: Git, entries: Iterable, wanted) -> dict[str, bytes]:  # type: ignore[no-untyped-def,type-arg]
+    chosen = [e for e in entries if wanted(e.path)]
+    blobs = git.read_blobs(e.sha for e in chosen)
+    return {e.path: blobs.get(e.sha, b"") for e in chosen}
+
+
+def _shadowable_names() -> frozenset[str]:
+    """The standard library's modules and every installed distribution's import names."""
+    try:
+        installed = set(metadata.packages_distributions())
+    except Exception:  # a broken distribution must not stop the scan
+        installed = set()
+    return frozenset(sys.stdlib_module_names) | frozenset(installed)
+
+
+def _packages(paths: Iterable[str]) -> frozenset[str]:
+    """The project's own top-level packages on base (at the root or under `src/`)."""
+    names = set()
+    for path in paths:
+        parts = PurePosixPath(path).parts
+        if len(parts) == 2 and parts[1] == "__init__.py":
+            names.add(parts[0])
+        elif len(parts) == 3 and parts[0] == "src" and parts[2] == "__init__.py":
+            names.add(parts[1])
+    return frozenset(names)
