@@ -154,6 +154,24 @@ class Worktree:
         stderr = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         return stderr[0] if stderr else f"git apply exited {proc.returncode}"
 
+    def apply_3way(self, patch: Path) -> str | None:
+        """`git apply --3way` a patch made against another commit: it falls back to a
+        three-way merge with the blobs the patch names. Return git's complaint when it
+        does not apply cleanly (a conflict counts as not applying)."""
+        proc = self._git("apply", "--3way", "--whitespace=nowarn", str(patch), check=False)
+        if proc.returncode == 0:
+            return None
+        stderr = [
+            line
+            for line in proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            if line.startswith(("error:", "U "))
+        ]
+        return stderr[0].removeprefix("error: ") if stderr else "the patch conflicts with HEAD"
+
+    def diff_head(self) -> bytes:
+        """What the worktree (index and files) changes against its commit, as a patch."""
+        return self._git("diff", "--no-color", "--no-ext-diff", "--binary", "HEAD").stdout
+
 
 class WorktreePool:
     """Worktrees under one private temporary folder, handed out one per job."""
