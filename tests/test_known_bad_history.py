@@ -17,6 +17,7 @@ import pytest
 
 from andgate.cli import main
 from andgate.commands.known_bad import run_harvest, run_mutants
+from andgate.harvest import same_code
 from andgate.mutate import mutants_of
 
 MANIFEST = "tests/trust_manifest.yaml"
@@ -54,6 +55,8 @@ def scripted_history(sample) -> dict[str, str]:
         "total = sum(xs, 0.0)\n    return total / len(xs)",
     )
     commit("mean: name the total")
+    repo.edit("minilib/mathx.py", '"""Arithmetic mean', '"""The arithmetic mean')
+    commit("docs: mean")
     repo.write({"tests/test_more.py": "def test_more():\n    assert True\n"})
     commit("tests: one more")
     return shas
@@ -79,14 +82,16 @@ def test_harvest_proposes_the_caught_revert_and_lists_the_missed_and_stale(
     assert fingerprint(sample.path) == before
     report = json.loads((out / "report.json").read_text())
     assert report["schema"] == "andgate.harvest/1"
-    assert report["commits_scanned"] == 5  # the test-only commit is walked, not replayed
+    assert report["commits_scanned"] == 6  # the test-only commit is walked, not replayed
     fates = {r["subject"]: r["fate"] for r in report["results"]}
     assert fates == {
         "Fix chunk dropping the short tail": "killed",
         "Fix slugify doubling dashes": "missed",
         "Fix mean of booleans": "stale",
         "mean: name the total": "missed",
+        "docs: mean": "cosmetic",
     }
+    assert report["applied"] == 4
     killed = next(r for r in report["results"] if r["fate"] == "killed")
     assert killed["killed_by"] == ["tests/oracles/test_text_oracle.py::test_chunk_keeps_short_tail"]
     assert killed["files"] == ["minilib/text.py"]
@@ -103,7 +108,7 @@ def test_harvest_proposes_the_caught_revert_and_lists_the_missed_and_stale(
     assert "## Fixes the oracle class misses (2)" in md
     assert "Fix slugify doubling dashes" in md
     assert not list((sample.path / KNOWN_BAD).glob("kb_*_fix_*"))
-    assert "harvest: 4/4 commits, 1 killed, 2 missed" in captured.err
+    assert "harvest: 5/5 commits, 1 killed, 2 missed" in captured.err
     assert "1 killed (proposed), 2 missed by the oracle class, 1 no longer apply" in captured.out
     assert sample.repo.run("worktree", "list").count("\n") == 0
 
@@ -185,3 +190,11 @@ def test_an_out_folder_inside_known_bad_dir_or_a_symlink_is_refused(sample, caps
     assert main(["known-bad", "mutants", "--repo", str(sample.path), "--out", str(link)]) == 2
     assert "is a symbolic link" in capsys.readouterr().err
     assert not inside.exists()
+
+
+def test_a_revert_of_docstrings_comments_or_layout_is_cosmetic():
+    before = b'def f(x):\n    """Doc."""\n    return x + 1  # one\n'
+    assert same_code("m.py", before, b'def f(x):\n    """Other doc."""\n    return (x +\n 1)\n')
+    assert same_code("m.py", before, b"def f(x):\n    return x + 1\n")
+    assert not same_code("m.py", before, b"def f(x):\n    return x + 2\n")
+    assert not same_code("notes.txt", b"a", b"b")

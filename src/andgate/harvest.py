@@ -14,6 +14,7 @@ one into `known_bad_dir` is a trust-root change an owner makes.
 
 from __future__ import annotations
 
+import ast
 import enum
 import re
 import sys
@@ -21,10 +22,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from andgate.authorship import is_oracle_side, is_trust_root
-from andgate.cache import KillerCache
+from andgate.cache import KillerCache, patched_files
 from andgate.config import BaseConfig, KnownBad
 from andgate.git import Git
 from andgate.paths import matches
@@ -34,12 +35,16 @@ from andgate.run import RunRequest
 from andgate.worktree import WorktreePool
 
 SEP = "\x1f"
+DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+DOC_DIRS = frozenset({"doc", "docs"})
+COSMETIC = "changes only docstrings, comments or layout: no behaviour for an oracle to catch"
 
 
 class Fate(enum.Enum):
     KILLED = "killed"  # an oracle item failed under the revert: a candidate fixture
     MISSED = "missed"  # every oracle item passed: the oracles would let the bug back in
     STALE = "stale"  # the revert no longer applies cleanly to HEAD
+    COSMETIC = "cosmetic"  # docstrings, comments or layout only: no behaviour to catch
     ERROR = "error"  # the oracle run itself failed (timeout, crash)
     OVER_BUDGET = "over budget"  # not tried: the time budget was spent
 
@@ -76,8 +81,8 @@ def slug(text: str, limit: int = 40) -> str:
 
 def production_filter(config: BaseConfig) -> Callable[[str], bool]:
     """Production code as the gate sees it: not the test side, not a trust-root file;
-    the manifest's `production_globs` when set, else Python files (a reverted
-    changelog line is not a bug)."""
+    the manifest's `production_globs` when set, else Python files outside doc
+    folders (a reverted changelog line or Sphinx setting is not a bug)."""
     manifest = config.manifest
 
     def is_oracle_file(path: str) -> bool:
@@ -86,6 +91,8 @@ def production_filter(config: BaseConfig) -> Callable[[str], bool]:
     def is_production(path: str) -> bool:
         if config.test_side.holds(path) or is_oracle_side(path, manifest, is_oracle_file):
             return False
+        if DOC_DIRS & set(PurePosixPath(path).parts[:-1]) or path == "setup.py":
+            return False  # documentation and packaging scripts ship no behaviour
         if is_trust_root(path, manifest, lambda _path: True):
             return False
         if manifest.production_globs:
@@ -201,7 +208,8 @@ def harvest_commit(fix: FixCommit, index: int, replayer: Replayer) -> Harvested:
     started = time.monotonic()
     patch = retarget(replayer, reverse_patch(replayer.git, fix), index)
     if isinstance(patch, str):
-        return Harvested(fix, Fate.STALE, problem=patch, seconds=time.monotonic() - started)
+        fate = Fate.COSMETIC if patch == COSMETIC else Fate.STALE
+        return Harvested(fix, fate, problem=patch, seconds=time.monotonic() - started)
     facts = replay_patch(f"revert {fix.sha[:10]}", patch, index, replayer)
     seconds = time.monotonic() - started
     if facts is None:
@@ -228,6 +236,40 @@ def retarget(replayer: Replayer, reverse: bytes, index: int) -> bytes | str:
         if problem is not None:
             return f"does not apply to HEAD: {problem}"
         patch = worktree.diff_head()
+        changed = {p: _read(worktree.path / p) for p in patched_files(patch)}
     if not patch.strip():
         return "changes nothing at HEAD (the fix is already undone)"
+    before = {p: replayer.git.read_blob(replayer.commit, p) for p in changed}
+    if all(same_code(p, before[p], after) for p, after in changed.items()):
+        return COSMETIC
     return patch
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def same_code(path: str, before: bytes | None, after: bytes | None) -> bool:
+    """Do two versions of a Python file differ only in docstrings, comments and layout?"""
+    if not path.endswith(".py") or before is None or after is None:
+        return before == after
+    try:
+        old, new = ast.parse(before), ast.parse(after)
+    except (SyntaxError, ValueError):
+        return False
+    return ast.dump(_without_docstrings(old)) == ast.dump(_without_docstrings(new))
+
+
+def _without_docstrings(tree: ast.Module) -> ast.Module:
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(node, DOCUMENTED) or not body:
+            continue
+        first = body[0]
+        value = first.value if isinstance(first, ast.Expr) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
+    return tree

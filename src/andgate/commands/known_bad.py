@@ -55,6 +55,7 @@ MUTANTS_SCHEMA = "andgate.mutants/1"
 DEFAULT_BUDGET = 600.0
 DEFAULT_LIMIT = 50
 PROCESS_TIMEOUT = 300.0
+APPLIED = (Fate.KILLED, Fate.MISSED, Fate.COSMETIC)  # the revert applies cleanly to HEAD
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,7 @@ class HarvestSummary:
             "budget": self.budget,
             "commits_scanned": self.scanned,
             "commits": len(self.results),
-            "applied": sum(r.fate in (Fate.KILLED, Fate.MISSED) for r in self.results),
+            "applied": sum(r.fate in APPLIED for r in self.results),
             "counts": {fate.value: len(self.of(fate)) for fate in Fate},
             "seconds": round(self.seconds, 1),
             "results": [_harvested_json(r) for r in self.results],
@@ -221,7 +222,8 @@ class HarvestSummary:
             f"{plural(len(self.results), 'commit')} that changed production code "
             f"(of {self.scanned} walked), {self.seconds:.1f}s",
             f"  {counts['killed']} killed (proposed), {counts['missed']} missed by the oracle "
-            f"class, {counts['stale']} no longer apply, {counts['error']} errors, "
+            f"class, {counts['stale']} no longer apply, {counts['cosmetic']} cosmetic, "
+            f"{counts['error']} errors, "
             f"{counts['over budget']} not tried (budget)",
         ]
         for title, fate in (("proposed", Fate.KILLED), ("missed", Fate.MISSED)):
@@ -281,7 +283,7 @@ class HarvestSummary:
                 for r in self.of(Fate.MISSED)
             ],
         )
-        others = [r for r in self.results if r.fate in (Fate.STALE, Fate.ERROR, Fate.OVER_BUDGET)]
+        others = [r for r in self.results if r.fate not in (Fate.KILLED, Fate.MISSED)]
         lines += ["", f"## Not replayed ({len(others)})", ""]
         lines += _md_table(
             ("commit", "subject", "why"),
