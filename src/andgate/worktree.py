@@ -161,12 +161,12 @@ class Worktree:
         proc = self._git("apply", "--3way", "--whitespace=nowarn", str(patch), check=False)
         if proc.returncode == 0:
             return None
-        stderr = [
-            line
-            for line in proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            if line.startswith(("error:", "U "))
-        ]
-        return stderr[0].removeprefix("error: ") if stderr else "the patch conflicts with HEAD"
+        lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        conflicts = [line[2:] for line in lines if line.startswith("U ")]
+        if conflicts:
+            return f"conflicts with HEAD in {', '.join(conflicts)}"
+        errors = [line.removeprefix("error: ") for line in lines if line.startswith("error:")]
+        return errors[0] if errors else f"git apply --3way exited {proc.returncode}"
 
     def diff_head(self) -> bytes:
         """What the worktree (index and files) changes against its commit, as a patch."""
