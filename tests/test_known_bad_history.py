@@ -198,3 +198,15 @@ def test_a_revert_of_docstrings_comments_or_layout_is_cosmetic():
     assert same_code("m.py", before, b"def f(x):\n    return x + 1\n")
     assert not same_code("m.py", before, b"def f(x):\n    return x + 2\n")
     assert not same_code("notes.txt", b"a", b"b")
+
+
+def test_help_names_the_options(capsys):
+    for action, options in (
+        ("harvest", ("--since REV", "--limit N", "--out DIR", "--budget S")),
+        ("mutants", ("--paths GLOB", "--budget S", "--write N", "--out DIR")),
+    ):
+        with pytest.raises(SystemExit) as exc:
+            main(["known-bad", action, "--help"])
+        assert exc.value.code == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert all(option in out for option in options), (action, out)

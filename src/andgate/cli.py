@@ -52,6 +52,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 0")
+    return value
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -372,7 +382,7 @@ def _add_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     )
     mutants.add_argument(
         "--write",
-        type=int,
+        type=_count,
         default=0,
         metavar="N",
         help="write the N most useful killed mutants as candidate fixtures (default: 0)",
