@@ -115,3 +115,36 @@ def _replace_entry(folder: int, name: str, data: bytes) -> None:
     except OSError:
         os.unlink(tmp, dir_fd=folder)
         raise
+
+
+class SharedKillers(KillerCache):
+    """The killer cache, plus what this run learnt: a patch with no entry of its own
+    tries first the items that killed the last patch of the same file. Mutants of
+    one function, and reverted fixes of one module, mostly die by the same test.
+    Like the cache, this only picks what runs first."""
+
+    def __init__(self, folder: Path | None) -> None:
+        super().__init__(folder)
+        self._by_file: dict[str, tuple[str, ...]] = {}
+
+    def get(self, patch: bytes, oracle_digest: str) -> tuple[str, ...]:
+        remembered = super().get(patch, oracle_digest)
+        if remembered:
+            return remembered
+        learnt = [k for path in patched_files(patch) for k in self._by_file.get(path, ())]
+        return tuple(dict.fromkeys(learnt))[:3]
+
+    def put(self, patch: bytes, oracle_digest: str, killers: Iterable[str]) -> None:
+        killers = tuple(sorted(set(killers))[:3])
+        super().put(patch, oracle_digest, killers)
+        for path in patched_files(patch):
+            self._by_file[path] = killers
+
+
+def patched_files(patch: bytes) -> tuple[str, ...]:
+    """The paths a patch's `+++ b/<path>` headers name."""
+    found = []
+    for line in patch.splitlines():
+        if line.startswith(b"+++ b/"):
+            found.append(line[6:].decode("utf-8", "surrogateescape").rstrip("\t"))
+    return tuple(dict.fromkeys(found))

@@ -26,6 +26,7 @@ from andgate.exitcodes import (
     ClassifyExit,
     DemoExit,
     FreezeExit,
+    HarvestExit,
     InitExit,
     LockExit,
     ReplayExit,
@@ -48,6 +49,16 @@ def _positive_int(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 1")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 0")
     return value
 
 
@@ -182,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_lock(sub)
     _add_freeze(sub)
     _add_init(sub)
+    _add_known_bad(sub)
     return parser
 
 
@@ -330,6 +342,90 @@ def _add_init(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
     )
 
 
+def _add_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "known-bad",
+        help="propose known-bad fixtures: reverted fixes from history, mutants",
+        description="Find where known-bad fixtures come from, on the committed HEAD in "
+        "temporary worktrees. Candidates go to a proposals folder, never into "
+        "known_bad_dir. Exit 0 done, 2 could not run.",
+    )
+    actions = parser.add_subparsers(dest="known_bad_command", metavar="ACTION", required=True)
+    harvest = actions.add_parser(
+        "harvest",
+        help="revert past production changes on HEAD; propose those the oracle kills",
+        description="Walk the history for commits that changed production code, revert "
+        "each one's production diff on HEAD (three-way; only what applies cleanly) and run "
+        "the oracle class against it. Reverts the oracle kills are written as candidate "
+        "fixtures, with a report that also lists the fixes the oracle misses. Exit 0 "
+        "done, 2 could not run.",
+    )
+    harvest.add_argument(
+        "--since", metavar="REV", help="walk only commits after REV (default: all history)"
+    )
+    harvest.add_argument(
+        "--limit",
+        type=_positive_int,
+        default=50,
+        metavar="N",
+        help="at most N commits that changed production code (default: 50)",
+    )
+    mutants = actions.add_parser(
+        "mutants",
+        help="mutate production functions; report where the oracle class is blind",
+        description="Small mutants of HEAD's production functions (comparisons, and/or, "
+        "not, constants, returns, removed statements), each run against the oracle "
+        "class; report per file and function how many survive. Exit 0 done, 2 could "
+        "not run.",
+    )
+    mutants.add_argument(
+        "--paths",
+        nargs="+",
+        default=[],
+        metavar="GLOB",
+        help="production files to mutate (gitignore-style globs; default: all)",
+    )
+    mutants.add_argument(
+        "--write",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="write the N most useful killed mutants as candidate fixtures (default: 0)",
+    )
+    for action in (harvest, mutants):
+        _add_repo(action)
+        _add_manifest(action)
+        action.add_argument(
+            "--out",
+            type=Path,
+            default=None,
+            metavar="DIR",
+            help="proposals folder (default: artifacts/known_bad_proposals/ in the repo; "
+            "never inside known_bad_dir)",
+        )
+        action.add_argument(
+            "--budget",
+            type=_positive_float,
+            default=600.0,
+            metavar="S",
+            help="time budget in seconds; what is left undone is reported (default: 600)",
+        )
+        action.add_argument(
+            "--jobs",
+            type=_positive_int,
+            default=_default_jobs(),
+            metavar="N",
+            help="pytest processes to run at once (default: $ANDGATE_JOBS, else the CPUs)",
+        )
+        action.add_argument(
+            "--timeout",
+            type=_positive_float,
+            default=300.0,
+            metavar="S",
+            help="limit for each pytest process in seconds (default: 300)",
+        )
+
+
 def _names(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n.strip() for n in values if n.strip()))
 
@@ -459,6 +555,21 @@ def cmd_init(args: argparse.Namespace) -> int:
     return run_init(args.repo, manifest=args.manifest, github=args.github)
 
 
+def cmd_known_bad(args: argparse.Namespace) -> int:
+    from andgate.commands import known_bad
+
+    common = {
+        "manifest": args.manifest,
+        "out": args.out,
+        "budget": args.budget,
+        "jobs": args.jobs,
+        "timeout": args.timeout,
+    }
+    if args.known_bad_command == "harvest":
+        return known_bad.run_harvest(args.repo, since=args.since, limit=args.limit, **common)
+    return known_bad.run_mutants(args.repo, paths=tuple(args.paths), write=args.write, **common)
+
+
 # The exit code a user error (one line on stderr) ends each command with.
 COULD_NOT_RUN = {
     "check": CheckExit.COULD_NOT_RUN,
@@ -468,6 +579,7 @@ COULD_NOT_RUN = {
     "lock": LockExit.COULD_NOT_RUN,
     "freeze": FreezeExit.COULD_NOT_RUN,
     "init": InitExit.COULD_NOT_RUN,
+    "known-bad": HarvestExit.COULD_NOT_RUN,  # MutantsExit.COULD_NOT_RUN is the same code
 }
 
 COMMANDS = {
@@ -478,6 +590,7 @@ COMMANDS = {
     "lock": cmd_lock,
     "freeze": cmd_freeze,
     "init": cmd_init,
+    "known-bad": cmd_known_bad,
 }
 
 

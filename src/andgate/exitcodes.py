@@ -54,3 +54,13 @@ class DemoExit(enum.IntEnum):
     EVERY_VERDICT_AS_EXPECTED = 0
     SOME_VERDICT_DIFFERS = 1
     COULD_NOT_RUN = 2
+
+
+class HarvestExit(enum.IntEnum):
+    DONE = 0  # the report is written; missed fixes are findings, not failures
+    COULD_NOT_RUN = 2  # bad input, or the oracle class does not pass on HEAD
+
+
+class MutantsExit(enum.IntEnum):
+    DONE = 0  # survivors are findings, not failures
+    COULD_NOT_RUN = 2

@@ -154,6 +154,24 @@ class Worktree:
         stderr = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         return stderr[0] if stderr else f"git apply exited {proc.returncode}"
 
+    def apply_3way(self, patch: Path) -> str | None:
+        """`git apply --3way` a patch made against another commit: it falls back to a
+        three-way merge with the blobs the patch names. Return git's complaint when it
+        does not apply cleanly (a conflict counts as not applying)."""
+        proc = self._git("apply", "--3way", "--whitespace=nowarn", str(patch), check=False)
+        if proc.returncode == 0:
+            return None
+        lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        conflicts = [line[2:] for line in lines if line.startswith("U ")]
+        if conflicts:
+            return f"conflicts with HEAD in {', '.join(conflicts)}"
+        errors = [line.removeprefix("error: ") for line in lines if line.startswith("error:")]
+        return errors[0] if errors else f"git apply --3way exited {proc.returncode}"
+
+    def diff_head(self) -> bytes:
+        """What the worktree (index and files) changes against its commit, as a patch."""
+        return self._git("diff", "--no-color", "--no-ext-diff", "--binary", "HEAD").stdout
+
 
 class WorktreePool:
     """Worktrees under one private temporary folder, handed out one per job."""

@@ -1,0 +1,516 @@
+"""`andgate known-bad harvest` and `andgate known-bad mutants`: where fixtures come from.
+
+Both judge the committed HEAD with HEAD's trust config, in temporary worktrees
+(the working tree is never touched), and both first run the oracle class on
+HEAD alone: a patch that "bites" an oracle which already fails proves nothing.
+
+- harvest: the reverse of each recent commit's production diff, re-targeted to
+  HEAD, replayed against the oracle class. Reverts the oracle kills are written
+  as candidate fixtures; reverts it misses are listed: each is a bug the project
+  once fixed that its oracles would let back in.
+- mutants: small mutants of HEAD's production functions, each replayed the same
+  way; per file and function, how many survive. `--write N` proposes the N most
+  useful killed mutants as fixtures.
+
+Candidates go to a proposals folder, never into `known_bad_dir`. Exit codes:
+0 done (misses and survivors are findings, not failures), 2 could not run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from andgate import proposals
+from andgate.cache import SharedKillers, default_cache_dir
+from andgate.commands.common import head_config, head_plan, open_repo, plural, table
+from andgate.config import BaseConfig
+from andgate.errors import AndgateError
+from andgate.exitcodes import HarvestExit, MutantsExit
+from andgate.git import Git
+from andgate.harvest import (
+    Fate,
+    FixCommit,
+    Harvested,
+    Replayer,
+    Tally,
+    fix_commits,
+    harvest_commit,
+    production_filter,
+    replay_patch,
+)
+from andgate.mutate import Mutant, mutants_of
+from andgate.paths import matching
+from andgate.plan import Plan
+from andgate.records import Outcome, ReplayStatus, Role
+from andgate.run import RunRequest, run_parallel, run_pytest
+from andgate.worktree import WorktreePool, scratch_dir, worktree_pool
+
+HARVEST_SCHEMA = "andgate.harvest/1"
+MUTANTS_SCHEMA = "andgate.mutants/1"
+DEFAULT_BUDGET = 600.0
+DEFAULT_LIMIT = 50
+PROCESS_TIMEOUT = 300.0
+APPLIED = (Fate.KILLED, Fate.MISSED, Fate.COSMETIC)  # the revert applies cleanly to HEAD
+
+
+@dataclass(frozen=True)
+class Session:
+    """HEAD, its config, and where the output goes: what both commands start from."""
+
+    git: Git
+    head: str
+    config: BaseConfig
+    out: Path
+
+
+def _session(repo: Path, manifest: str, out: Path | None) -> Session:
+    git = open_repo(repo)
+    head, config = head_config(git, manifest)
+    folder = proposals.proposals_folder(git.repo, out, config.manifest.known_bad_dir)
+    return Session(git, head, config, folder)
+
+
+def _replayer(
+    session: Session,
+    pool: WorktreePool,
+    scratch: Path,
+    *,
+    deadline: float,
+    timeout: float,
+    cache_dir: Path | None,
+) -> Replayer:
+    """The plan of HEAD, with the oracle class proven green there first."""
+    plan = head_plan(session.git, session.head, session.config, scratch)
+    request = RunRequest(
+        "oracle", Role.ORACLE, plan.trusted_oracle_rules, allow_files=plan.trusted_oracle_files
+    )
+    _require_green_oracle(session, plan, pool, request, scratch, timeout)
+    return Replayer(
+        git=session.git,
+        pool=pool,
+        commit=plan.trusted,
+        request=request,
+        scratch=scratch,
+        timeout=timeout,
+        cache=SharedKillers(cache_dir),
+        oracle_digest=plan.trusted_oracle_digest,
+        deadline=deadline,
+    )
+
+
+def _require_green_oracle(
+    session: Session,
+    plan: Plan,
+    pool: WorktreePool,
+    request: RunRequest,
+    scratch: Path,
+    timeout: float,
+) -> None:
+    head, manifest = session.head[:12], session.config.manifest
+    if not plan.trusted_oracle_files:
+        raise AndgateError(
+            f"HEAD {head} has no file matching classes.oracle.globs in {manifest.path}: "
+            "nothing can kill a candidate; point the globs at human-owned tests"
+        )
+    with pool.lease(plan.trusted) as worktree:
+        result = run_pytest(request, worktree.path, scratch, timeout)
+    if result.error:
+        raise AndgateError(f"the oracle class could not run on HEAD {head}: {result.error}")
+    items = result.selected("oracle")
+    failing = [
+        i.facts.nodeid for i in items if result.outcome(i.facts.nodeid) is not Outcome.PASSED
+    ]
+    failing += [f"{n or '<session>'} (collection error)" for n, _ in result.collection_errors]
+    if failing:
+        raise AndgateError(
+            f"the oracle class does not pass on HEAD {head} ({failing[0]}"
+            f"{f' and {len(failing) - 1} more' if len(failing) > 1 else ''}), so a failure "
+            "under a candidate would prove nothing; fix the oracle first"
+        )
+    if not items:
+        raise AndgateError(f"no oracle item was collected on HEAD {head} (NO_ORACLE)")
+
+
+# -- harvest -------------------------------------------------------------------------------
+
+
+def run_harvest(
+    repo: Path,
+    *,
+    manifest: str,
+    since: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    out: Path | None = None,
+    budget: float = DEFAULT_BUDGET,
+    jobs: int = 1,
+    timeout: float = PROCESS_TIMEOUT,
+    cache_dir: Path | None = None,
+) -> int:
+    started = time.monotonic()
+    session = _session(repo, manifest, out)
+    since_sha = session.git.resolve(since, what="--since") if since else None
+    is_production = production_filter(session.config)
+    fixes, scanned = fix_commits(
+        session.git, session.head, since=since_sha, limit=limit, is_production=is_production
+    )
+    with scratch_dir() as scratch, worktree_pool(session.git, scratch / "worktrees") as pool:
+        replayer = _replayer(
+            session,
+            pool,
+            scratch,
+            deadline=started + budget,
+            timeout=timeout,
+            cache_dir=cache_dir or default_cache_dir(),
+        )
+        tally = Tally("harvest", len(fixes), "commits", ("killed", "missed"))
+        results = run_parallel(_harvest_tasks(fixes, replayer, tally), jobs)
+    seconds = time.monotonic() - started
+    summary = HarvestSummary(session, since_sha, limit, budget, scanned, results, seconds)
+    _write_harvest(summary)
+    print(summary.render_text(), end="")
+    return HarvestExit.DONE
+
+
+def _harvest_tasks(
+    fixes: Sequence[FixCommit], replayer: Replayer, tally: Tally
+) -> list[Callable[[], Harvested]]:
+    def task(fix: FixCommit, index: int) -> Harvested:
+        result = harvest_commit(fix, index, replayer)
+        tally.record(result.fate.value)
+        return result
+
+    return [lambda f=fix, i=index: task(f, i) for index, fix in enumerate(fixes)]
+
+
+@dataclass(frozen=True)
+class HarvestSummary:
+    session: Session
+    since: str | None
+    limit: int
+    budget: float
+    scanned: int
+    results: Sequence[Harvested]
+    seconds: float
+
+    def of(self, fate: Fate) -> list[Harvested]:
+        return [r for r in self.results if r.fate is fate]
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "schema": HARVEST_SCHEMA,
+            "head": self.session.head,
+            "since": self.since,
+            "limit": self.limit,
+            "budget": self.budget,
+            "commits_scanned": self.scanned,
+            "commits": len(self.results),
+            "applied": sum(r.fate in APPLIED for r in self.results),
+            "counts": {fate.value: len(self.of(fate)) for fate in Fate},
+            "seconds": round(self.seconds, 1),
+            "results": [_harvested_json(r) for r in self.results],
+        }
+
+    def render_text(self) -> str:
+        counts = self.payload()["counts"]
+        lines = [
+            f"andgate known-bad harvest: HEAD {self.session.head[:12]}, "
+            f"{plural(len(self.results), 'commit')} that changed production code "
+            f"(of {self.scanned} walked), {self.seconds:.1f}s",
+            f"  {counts['killed']} killed (proposed), {counts['missed']} missed by the oracle "
+            f"class, {counts['stale']} no longer apply, {counts['cosmetic']} cosmetic, "
+            f"{counts['error']} errors, "
+            f"{counts['over budget']} not tried (budget)",
+        ]
+        for title, fate in (("proposed", Fate.KILLED), ("missed", Fate.MISSED)):
+            rows = [(r.commit.sha[:10], r.commit.subject[:60]) for r in self.of(fate)]
+            if rows:
+                lines += ["", f"{title}:", *table(rows)]
+        lines += ["", f"report: {self.session.out / 'report.md'}"]
+        return "\n".join(lines) + "\n"
+
+    def render_markdown(self) -> str:
+        counts = self.payload()["counts"]
+        lines = [
+            "# Known-bad candidates from history",
+            "",
+            f"HEAD `{self.session.head[:12]}`; {len(self.results)} commits that changed "
+            f"production code ({self.scanned} walked, limit {self.limit}, budget "
+            f"{self.budget:.0f}s), {self.seconds:.1f}s.",
+            "",
+            "These are proposals. To promote one, an owner moves it into "
+            f"`{self.session.config.manifest.known_bad_dir}` (a trust-root change).",
+            "",
+            f"## Proposed fixtures ({counts['killed']})",
+            "",
+        ]
+        lines += _md_table(
+            ("fixture", "commit", "subject", "files", "killed by", "time"),
+            [
+                (
+                    f"`{r.fixture_name}.patch`",
+                    r.commit.sha[:10],
+                    r.commit.subject,
+                    ", ".join(r.commit.files),
+                    r.killers[0] if r.killers else "",
+                    f"{r.seconds:.1f}s",
+                )
+                for r in self.of(Fate.KILLED)
+            ],
+        )
+        lines += [
+            "",
+            f"## Fixes the oracle class misses ({counts['missed']})",
+            "",
+            "Each revert applies to HEAD and every oracle item still passes: a bug the "
+            "project once fixed that its oracles would let back in.",
+            "",
+        ]
+        lines += _md_table(
+            ("commit", "subject", "files", "time", "revert"),
+            [
+                (
+                    r.commit.sha[:10],
+                    r.commit.subject,
+                    ", ".join(r.commit.files),
+                    f"{r.seconds:.1f}s",
+                    f"`missed/{r.fixture_name}.patch`",
+                )
+                for r in self.of(Fate.MISSED)
+            ],
+        )
+        others = [r for r in self.results if r.fate not in (Fate.KILLED, Fate.MISSED)]
+        lines += ["", f"## Not replayed ({len(others)})", ""]
+        lines += _md_table(
+            ("commit", "subject", "why"),
+            [(r.commit.sha[:10], r.commit.subject, r.problem or r.fate.value) for r in others],
+        )
+        return "\n".join(lines) + "\n"
+
+
+def _harvested_json(result: Harvested) -> dict[str, Any]:
+    return {
+        "commit": result.commit.sha,
+        "subject": result.commit.subject,
+        "files": list(result.commit.files),
+        "fate": result.fate.value,
+        "killed_by": list(result.killers),
+        "seconds": round(result.seconds, 2),
+        "problem": result.problem,
+        "fixture": f"{result.fixture_name}.patch" if result.fate is Fate.KILLED else None,
+    }
+
+
+def _write_harvest(summary: HarvestSummary) -> None:
+    folder = proposals.open_folder(summary.session.out)
+    for result in summary.of(Fate.KILLED):
+        proposals.write(folder, f"{result.fixture_name}.patch", result.patch)
+    for result in summary.of(Fate.MISSED):
+        proposals.write(folder, f"missed/{result.fixture_name}.patch", result.patch)
+    proposals.write(folder, "report.json", _json(summary.payload()))
+    proposals.write(folder, "report.md", summary.render_markdown().encode("utf-8"))
+
+
+# -- mutants -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MutantRun:
+    mutant: Mutant
+    status: str  # killed, survived, error, not run
+    killers: tuple[str, ...] = ()
+    seconds: float = 0.0
+    problem: str = ""
+
+
+def run_mutants(
+    repo: Path,
+    *,
+    manifest: str,
+    paths: Sequence[str] = (),
+    budget: float = DEFAULT_BUDGET,
+    write: int = 0,
+    out: Path | None = None,
+    jobs: int = 1,
+    timeout: float = PROCESS_TIMEOUT,
+    cache_dir: Path | None = None,
+) -> int:
+    started = time.monotonic()
+    session = _session(repo, manifest, out)
+    mutants = _mutants_at_head(session, paths)
+    if not mutants:
+        where = f" matching {' '.join(paths)}" if paths else ""
+        raise AndgateError(
+            f"no production function to mutate at HEAD {session.head[:12]}{where}; "
+            "check --paths (gitignore-style globs relative to the repository root)"
+        )
+    with scratch_dir() as scratch, worktree_pool(session.git, scratch / "worktrees") as pool:
+        replayer = _replayer(
+            session,
+            pool,
+            scratch,
+            deadline=started + budget,
+            timeout=timeout,
+            cache_dir=cache_dir or default_cache_dir(),
+        )
+        tally = Tally("mutants", len(mutants), "mutants", ("killed", "survived"))
+        runs = run_parallel(_mutant_tasks(mutants, replayer, tally), jobs)
+    summary = MutantsSummary(session, runs, time.monotonic() - started, budget)
+    chosen = most_useful([r for r in runs if r.status == "killed"], write)
+    if write:
+        _write_mutants(summary, chosen)
+    print(summary.render_text(chosen), end="")
+    return MutantsExit.DONE
+
+
+def _mutants_at_head(session: Session, globs: Sequence[str]) -> list[Mutant]:
+    is_production = production_filter(session.config)
+    entries = {
+        e.path: e.sha
+        for e in session.git.ls_tree(session.head)
+        if e.kind == "blob" and e.mode != "120000" and e.path.endswith(".py")
+    }
+    files = sorted(p for p in entries if is_production(p))
+    if globs:
+        files = sorted(matching(files, globs))
+    blobs = session.git.read_blobs(entries[p] for p in files)
+    mutants = []
+    for path in files:
+        text = blobs.get(entries[path], b"").decode("utf-8", "replace")
+        mutants += mutants_of(path, text)
+    return mutants
+
+
+def _mutant_tasks(
+    mutants: Sequence[Mutant], replayer: Replayer, tally: Tally
+) -> list[Callable[[], MutantRun]]:
+    def task(mutant: Mutant, index: int) -> MutantRun:
+        facts = replay_patch(mutant.name, mutant.patch, index, replayer)
+        if facts is None:
+            run = MutantRun(mutant, "not run")
+        elif facts.status is ReplayStatus.BITES:
+            run = MutantRun(mutant, "killed", facts.failed, facts.seconds)
+        elif facts.status is ReplayStatus.GREEN:
+            run = MutantRun(mutant, "survived", seconds=facts.seconds)
+        else:
+            why = facts.error or facts.problem
+            run = MutantRun(mutant, "error", seconds=facts.seconds, problem=why)
+        tally.record(run.status)
+        return run
+
+    return [lambda m=mutant, i=index: task(m, i) for index, mutant in enumerate(mutants)]
+
+
+def most_useful(killed: Sequence[MutantRun], count: int) -> list[MutantRun]:
+    """The `count` killed mutants that make the best fixtures: one per function
+    first (a fixture per place the oracles guard), smallest diff first."""
+    ranked = sorted(killed, key=lambda r: (r.mutant.size, r.mutant.path, r.mutant.line))
+    seen: set[tuple[str, str]] = set()
+    first, rest = [], []
+    for run in ranked:
+        key = (run.mutant.path, run.mutant.function)
+        (rest if key in seen else first).append(run)
+        seen.add(key)
+    return (first + rest)[:count]
+
+
+def mutant_fixture_name(mutant: Mutant) -> str:
+    stem = mutant.path.rsplit("/", 1)[-1].removesuffix(".py")
+    function = mutant.function.replace(".", "_")
+    return f"kb_mut_{stem}_{function}_{mutant.line}_{mutant.kind}.patch"
+
+
+@dataclass(frozen=True)
+class MutantsSummary:
+    session: Session
+    runs: Sequence[MutantRun]
+    seconds: float
+    budget: float
+
+    def per_function(self) -> list[tuple[str, str, int, int, int]]:
+        """(path, function, mutants, killed, survived) in source order."""
+        rows: dict[tuple[str, str], list[int]] = {}
+        for run in self.runs:
+            counts = rows.setdefault((run.mutant.path, run.mutant.function), [0, 0, 0])
+            counts[0] += 1
+            counts[1] += run.status == "killed"
+            counts[2] += run.status == "survived"
+        return [(p, f, *c) for (p, f), c in rows.items()]  # type: ignore[misc]
+
+    def count(self, status: str) -> int:
+        return sum(r.status == status for r in self.runs)
+
+    def payload(self, chosen: Sequence[MutantRun]) -> dict[str, Any]:
+        return {
+            "schema": MUTANTS_SCHEMA,
+            "head": self.session.head,
+            "budget": self.budget,
+            "seconds": round(self.seconds, 1),
+            "counts": {s: self.count(s) for s in ("killed", "survived", "error", "not run")},
+            "functions": [
+                {"path": p, "function": f, "mutants": n, "killed": k, "survived": s}
+                for p, f, n, k, s in self.per_function()
+            ],
+            "mutants": [
+                {
+                    "path": r.mutant.path,
+                    "function": r.mutant.function,
+                    "line": r.mutant.line,
+                    "kind": r.mutant.kind,
+                    "description": r.mutant.description,
+                    "status": r.status,
+                    "killed_by": list(r.killers),
+                    "seconds": round(r.seconds, 2),
+                    "problem": r.problem,
+                }
+                for r in self.runs
+            ],
+            "written": [mutant_fixture_name(r.mutant) for r in chosen],
+        }
+
+    def render_text(self, chosen: Sequence[MutantRun]) -> str:
+        lines = [
+            f"andgate known-bad mutants: HEAD {self.session.head[:12]}, "
+            f"{plural(len(self.runs), 'mutant')}: {self.count('killed')} killed, "
+            f"{self.count('survived')} survived, {self.count('error')} errors, "
+            f"{self.count('not run')} not run (budget), {self.seconds:.1f}s",
+            "",
+        ]
+        rows = [("file", "function", "mutants", "killed", "survived")]
+        rows += [(p, f, str(n), str(k), str(s)) for p, f, n, k, s in self.per_function()]
+        lines += table(rows)
+        survivors = [r for r in self.runs if r.status == "survived"]
+        if survivors:
+            lines += ["", "survivors (where the oracles are blind):"]
+            lines += table([_where(r) for r in survivors])
+        if chosen:
+            lines += ["", f"proposed in {self.session.out}:"]
+            lines += [f"  {mutant_fixture_name(r.mutant)}" for r in chosen]
+        return "\n".join(lines) + "\n"
+
+
+def _where(run: MutantRun) -> tuple[str, str, str]:
+    m = run.mutant
+    return (f"{m.path}:{m.line}", m.function, m.description)
+
+
+def _write_mutants(summary: MutantsSummary, chosen: Sequence[MutantRun]) -> None:
+    folder = proposals.open_folder(summary.session.out)
+    for run in chosen:
+        proposals.write(folder, mutant_fixture_name(run.mutant), run.mutant.patch)
+    proposals.write(folder, "mutants.json", _json(summary.payload(chosen)))
+
+
+def _md_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    if not rows:
+        return ["(none)"]
+    cells = [header, tuple("---" for _ in header), *rows]
+    return ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
+
+
+def _json(payload: dict[str, Any]) -> bytes:
+    return (json.dumps(payload, indent=2, sort_keys=False) + "\n").encode("utf-8")

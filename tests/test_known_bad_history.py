@@ -1,0 +1,212 @@
+"""`andgate known-bad harvest` and `andgate known-bad mutants`: where fixtures come from.
+
+The sample project gets a scripted history on top of its base: a regression and
+its fix (the fix's revert is caught by an oracle), a fix no oracle notices, a fix
+whose lines a later commit rewrote (its revert no longer applies), and a
+test-only commit (not production code, never walked as a fix). The mutants test
+adds a tiny module with one oracle test: one mutant is killed, one survives
+because no oracle looks there, and one is equivalent-looking (`>=` -> `>` in an
+absolute value) and survives too.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from andgate.cli import main
+from andgate.commands.known_bad import run_harvest, run_mutants
+from andgate.harvest import same_code
+from andgate.mutate import mutants_of
+
+MANIFEST = "tests/trust_manifest.yaml"
+KNOWN_BAD = "tests/oracles/known_bad"
+KEEPS_TAIL = "range(0, len(items), n)]"
+DROPS_TAIL = "range(0, len(items) - len(items) % n, n)]"
+MAGNITUDE = '''"""Absolute values."""
+
+
+def magnitude(x):
+    if x >= 0:
+        return x
+    return -x
+'''
+
+
+def scripted_history(sample) -> dict[str, str]:
+    """Commits on top of the sample's base; returns subject -> sha."""
+    repo, shas = sample.repo, {}
+
+    def commit(subject: str) -> None:
+        shas[subject] = repo.commit(subject)
+
+    repo.edit("minilib/text.py", KEEPS_TAIL, DROPS_TAIL)
+    commit("chunk: faster loop")
+    repo.edit("minilib/text.py", DROPS_TAIL, KEEPS_TAIL)
+    commit("Fix chunk dropping the short tail")
+    repo.edit("minilib/text.py", 'r"[^a-z0-9]"', 'r"[^a-z0-9]+"')
+    commit("Fix slugify doubling dashes")
+    repo.edit("minilib/mathx.py", "return sum(xs) / len(xs)", "return sum(xs, 0.0) / len(xs)")
+    commit("Fix mean of booleans")
+    repo.edit(
+        "minilib/mathx.py",
+        "return sum(xs, 0.0) / len(xs)",
+        "total = sum(xs, 0.0)\n    return total / len(xs)",
+    )
+    commit("mean: name the total")
+    repo.edit("minilib/mathx.py", '"""Arithmetic mean', '"""The arithmetic mean')
+    commit("docs: mean")
+    repo.write({"tests/test_more.py": "def test_more():\n    assert True\n"})
+    commit("tests: one more")
+    return shas
+
+
+@pytest.mark.slow
+def test_harvest_proposes_the_caught_revert_and_lists_the_missed_and_stale(
+    sample, capsys, fingerprint
+):
+    shas = scripted_history(sample)
+    before = fingerprint(sample.path)
+    out = sample.tmp / "proposals"
+    code = run_harvest(
+        sample.path,
+        manifest=MANIFEST,
+        since=shas["chunk: faster loop"],
+        out=out,
+        jobs=2,
+        cache_dir=sample.tmp / "cache",
+    )
+    assert code == 0
+    captured = capsys.readouterr()
+    assert fingerprint(sample.path) == before
+    report = json.loads((out / "report.json").read_text())
+    assert report["schema"] == "andgate.harvest/1"
+    assert report["commits_scanned"] == 6  # the test-only commit is walked, not replayed
+    fates = {r["subject"]: r["fate"] for r in report["results"]}
+    assert fates == {
+        "Fix chunk dropping the short tail": "killed",
+        "Fix slugify doubling dashes": "missed",
+        "Fix mean of booleans": "stale",
+        "mean: name the total": "missed",
+        "docs: mean": "cosmetic",
+    }
+    assert report["applied"] == 4
+    killed = next(r for r in report["results"] if r["fate"] == "killed")
+    assert killed["killed_by"] == ["tests/oracles/test_text_oracle.py::test_chunk_keeps_short_tail"]
+    assert killed["files"] == ["minilib/text.py"]
+    name = f"kb_{shas['Fix chunk dropping the short tail'][:10]}_fix_chunk_dropping_the_short_tail"
+    assert killed["fixture"] == f"{name}.patch"
+    patch = (out / f"{name}.patch").read_text()
+    assert patch.startswith("diff --git a/minilib/text.py b/minilib/text.py")
+    assert f"+    return [items[i : i + n] for i in {DROPS_TAIL}\n" in patch
+    assert sorted(p.name for p in out.glob("*.patch")) == [f"{name}.patch"]
+    assert len(list((out / "missed").glob("*.patch"))) == 2
+    stale = next(r for r in report["results"] if r["fate"] == "stale")
+    assert "does not apply to HEAD" in stale["problem"]
+    md = (out / "report.md").read_text()
+    assert "## Fixes the oracle class misses (2)" in md
+    assert "Fix slugify doubling dashes" in md
+    assert not list((sample.path / KNOWN_BAD).glob("kb_*_fix_*"))
+    assert "harvest: 5/5 commits, 1 killed, 2 missed" in captured.err
+    assert "1 killed (proposed), 2 missed by the oracle class, 1 no longer apply" in captured.out
+    assert sample.repo.run("worktree", "list").count("\n") == 0
+
+
+@pytest.mark.slow
+def test_mutants_report_killed_and_survivors_and_write_the_killed_one(sample, capsys):
+    sample.repo.write(
+        {
+            "minilib/absolute.py": MAGNITUDE,
+            "tests/oracles/test_absolute_oracle.py": (
+                "from minilib.absolute import magnitude\n\n\n"
+                "def test_magnitude_of_a_positive_number():\n"
+                "    assert magnitude(3) == 3\n"
+            ),
+        }
+    )
+    sample.repo.commit("absolute values, with an oracle")
+    out = sample.tmp / "proposals"
+    code = run_mutants(
+        sample.path,
+        manifest=MANIFEST,
+        paths=("minilib/absolute.py",),
+        write=1,
+        out=out,
+        jobs=2,
+        cache_dir=sample.tmp / "cache",
+    )
+    assert code == 0
+    text = capsys.readouterr().out
+    report = json.loads((out / "mutants.json").read_text())
+    status = {(m["line"], m["description"]): m["status"] for m in report["mutants"]}
+    assert status == {
+        (5, "`>=` -> `>`"): "survived",  # equivalent: magnitude(0) is 0 either way
+        (5, "`0` -> `1`"): "survived",
+        (6, "return None"): "killed",
+        (7, "return None"): "survived",  # no oracle tries a negative number
+    }
+    assert report["functions"] == [
+        {
+            "path": "minilib/absolute.py",
+            "function": "magnitude",
+            "mutants": 4,
+            "killed": 1,
+            "survived": 3,
+        }
+    ]
+    assert report["written"] == ["kb_mut_absolute_magnitude_6_return.patch"]
+    patch = (out / "kb_mut_absolute_magnitude_6_return.patch").read_text()
+    assert "-        return x\n+        return None\n" in patch
+    assert "minilib/absolute.py  magnitude  4        1       3" in text
+    assert "minilib/absolute.py:7  magnitude  return None" in text
+
+
+def test_mutants_keep_the_rest_of_the_file_byte_identical():
+    source = 'x = 1  # module level: not mutated\n\n\ndef f(a, b):\n    """Doc."""\n'
+    source += "    if not a and b in (1, 2):  # keep\n        return True\n    return a\n"
+    mutants = mutants_of("pkg/m.py", source)
+    kinds = [(m.line, m.kind, m.description) for m in mutants]
+    assert (6, "not", "dropped `not`") in kinds
+    assert (6, "boolean", "`and` -> `or`") in kinds
+    assert (6, "compare", "`in` -> `not in`") in kinds
+    assert (7, "constant", "`True` -> `False`") in kinds
+    assert all(line >= 6 for line, _, _ in kinds)
+    compare = next(m for m in mutants if m.kind == "compare")
+    assert "+    if not a and b not in (1, 2):  # keep\n" in compare.patch.decode()
+    assert all(m.size == 2 for m in mutants)
+
+
+@pytest.mark.slow
+def test_an_out_folder_inside_known_bad_dir_or_a_symlink_is_refused(sample, capsys):
+    inside = sample.path / KNOWN_BAD / "proposals"
+    argv = ["known-bad", "harvest", "--repo", str(sample.path), "--out", str(inside)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"is inside known_bad_dir ({KNOWN_BAD})" in err
+    link = sample.tmp / "link"
+    link.symlink_to(sample.tmp)
+    assert main(["known-bad", "mutants", "--repo", str(sample.path), "--out", str(link)]) == 2
+    assert "is a symbolic link" in capsys.readouterr().err
+    assert not inside.exists()
+
+
+def test_a_revert_of_docstrings_comments_or_layout_is_cosmetic():
+    before = b'def f(x):\n    """Doc."""\n    return x + 1  # one\n'
+    assert same_code("m.py", before, b'def f(x):\n    """Other doc."""\n    return (x +\n 1)\n')
+    assert same_code("m.py", before, b"def f(x):\n    return x + 1\n")
+    assert not same_code("m.py", before, b"def f(x):\n    return x + 2\n")
+    assert not same_code("notes.txt", b"a", b"b")
+
+
+def test_help_names_the_options(capsys):
+    for action, options in (
+        ("harvest", ("--since REV", "--limit N", "--out DIR", "--budget S")),
+        ("mutants", ("--paths GLOB", "--budget S", "--write N", "--out DIR")),
+    ):
+        with pytest.raises(SystemExit) as exc:
+            main(["known-bad", action, "--help"])
+        assert exc.value.code == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert all(option in out for option in options), (action, out)
