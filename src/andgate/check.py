@@ -38,7 +38,7 @@ from andgate.phases.production import scan_change
 from andgate.phases.property import run_property_phase
 from andgate.phases.untrusted import run_untrusted_phase
 from andgate.plan import make_plan
-from andgate.records import Role
+from andgate.records import Finding, Role, Warning_
 from andgate.refs import resolve_base, uncommitted_warning
 from andgate.report import (
     Artifacts,
@@ -132,6 +132,9 @@ def _gate(opts: CheckOptions, state: CheckState) -> None:
     changes = git.diff_raw(base, head)
     differs = _config_differs(git, base, head, changes)
     scan = scan_change(git, base, head, changes, config, differs)  # before any test runs
+    state.warnings += [
+        Finding(Warning_.ORACLE_FROM_PRODUCTION, d) for d in scan.oracle_from_production
+    ]
     state.lock = lock_facts(git, base, head, config.manifest, approved=bool(approvers))
     _run_phases(git, opts, state, config, differs, approved=bool(approvers))
     state.inventory = build_inventory(

@@ -24,6 +24,7 @@ It imports only pytest and the standard library, opens files only inside
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -171,6 +172,7 @@ class Recorder:
             record = {**facts.to_json(), "class": cls.value, "why": why}
             if wanted and self.role is not Role.COLLECT:
                 record["skip_mark"] = _skip_mark(item)
+                record["params"] = _params_digest(item)
             self.items[facts.nodeid] = record
             (keep if wanted else drop).append(item)
             self.canonical[item.nodeid] = facts.nodeid
@@ -290,6 +292,36 @@ class Recorder:
 def _is_subtest(report: pytest.TestReport) -> bool:
     """A sub-test's report (pytest's `subtests`, unittest `subTest`, pytest-subtests)."""
     return type(report).__name__ in ("SubtestReport", "SubTestReport")
+
+
+PLAIN = (str, int, float, bool, bytes, type(None))
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """A parameter value as comparable plain data, or raise TypeError: only values
+    whose repr is the same in every process can be compared across processes."""
+    if depth > 20:
+        raise TypeError("nested too deeply")
+    if isinstance(value, PLAIN):
+        return [type(value).__name__, repr(value)]
+    if isinstance(value, (list, tuple)):
+        return [type(value).__name__, [_plain(v, depth + 1) for v in value]]
+    if isinstance(value, dict):
+        return ["dict", sorted((repr(k), _plain(v, depth + 1)) for k, v in value.items())]
+    raise TypeError(type(value).__name__)
+
+
+def _params_digest(item: pytest.Item) -> str | None:
+    """A digest of the item's parameter values, when they are plain data (else None):
+    base's collection and head's oracle run compare them id by id."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return None
+    try:
+        plain = json.dumps(sorted((k, _plain(v)) for k, v in callspec.params.items()))
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return hashlib.sha256(plain.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def _skip_mark(item: pytest.Item) -> str | None:

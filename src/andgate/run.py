@@ -111,6 +111,7 @@ class CollectedItem:
     cls: str
     why: str
     skip_mark: str | None = None  # the reason a skip/skipif mark skips it here
+    params: str | None = None  # digest of its parameter values (plain data only)
 
 
 @dataclass(frozen=True)
@@ -456,6 +457,7 @@ def _parse_payload(payload: dict[str, Any], base: dict[str, Any]) -> RunResult:
             str(i["class"]),
             str(i["why"]),
             None if i.get("skip_mark") is None else str(i["skip_mark"]),
+            None if i.get("params") is None else str(i["params"]),
         )
         for i in payload["items"]
     )

@@ -920,3 +920,70 @@ def oracle_literals(
                 detail = f"{show_literal(key)}, expected by {expected[key]}"
                 found.append(ScanFinding(change.path, line, Construct.ORACLE_LITERAL, detail))
     return unique(f for f in found if not is_allowed(f, allow))
+
+
+# -- oracle parameters computed from production code ----------------------------------
+
+
+def oracle_parameters_from_production(
+    oracle_sources: Mapping[str, bytes], project_packages: frozenset[str]
+) -> list[str]:
+    """Oracle tests whose `parametrize` values are names imported from the project's
+    production packages (`@pytest.mark.parametrize("x", mylib.EXAMPLES)`): the change
+    under review controls those values (ORACLE_FROM_PRODUCTION). base's collection
+    pins the values per id, so changing them is ORACLE_FAILED as well."""
+    found = []
+    for path, source in sorted(oracle_sources.items()):
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        production = _production_names(tree, project_packages)
+        for func in ast.walk(tree):
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            for decorator in func.decorator_list:
+                used = _parametrize_sources(decorator, production)
+                if used:
+                    found.append(
+                        f"{path}::{func.name} is parametrised over {', '.join(sorted(used))} "
+                        "from production code; keep the oracle's examples on the test side"
+                    )
+    return found
+
+
+def _production_names(tree: ast.Module, packages: frozenset[str]) -> dict[str, str]:
+    """Local name -> the production module it came from, for the module's imports."""
+    names = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in packages:
+                    names[(alias.asname or alias.name).split(".")[0]] = alias.name
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.split(".")[0] in packages
+        ):
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return names
+
+
+def _parametrize_sources(decorator: ast.expr, production: Mapping[str, str]) -> set[str]:
+    if not (isinstance(decorator, ast.Call) and _dotted(decorator.func).endswith("parametrize")):
+        return set()
+    values = decorator.args[1:2] + [k.value for k in decorator.keywords if k.arg == "argvalues"]
+    used = set()
+    for value in values:
+        for node in ast.walk(value):
+            if isinstance(node, ast.Name) and node.id in production:
+                used.add(production[node.id])
+    return used
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else ""

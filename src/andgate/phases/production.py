@@ -18,13 +18,19 @@ from andgate.authorship import sort_changes
 from andgate.config import BaseConfig
 from andgate.git import Change, Git
 from andgate.paths import ConfigChanges, matches
-from andgate.scan import FileChange, oracle_literals, scan_production
+from andgate.scan import (
+    FileChange,
+    oracle_literals,
+    oracle_parameters_from_production,
+    scan_production,
+)
 
 
 @dataclass(frozen=True)
 class ScanResult:
     suspicious: tuple[str, ...] = ()
     oracle_literals: tuple[str, ...] = ()
+    oracle_from_production: tuple[str, ...] = ()
 
 
 def scan_change(
@@ -45,6 +51,10 @@ def scan_change(
         test_side=config.test_side,
     )
     production = set(sorted_changes.production_paths)
+    base_files = [e for e in git.ls_tree(base) if e.kind == "blob"]
+    packages = _packages([e.path for e in base_files])
+    oracles = _blobs(git, base_files, lambda p: matches(p, manifest.oracle.globs))
+    from_production = tuple(oracle_parameters_from_production(oracles, packages))
     file_changes = [
         FileChange(
             path=c.new_path or c.old_path or "",
@@ -56,13 +66,12 @@ def scan_change(
         if (c.new_path or c.old_path) in production
     ]
     if not file_changes:
-        return ScanResult()
-    base_files = [e for e in git.ls_tree(base) if e.kind == "blob"]
+        return ScanResult(oracle_from_production=from_production)
     allow = manifest.production_scan_allow
     found = scan_production(
         file_changes,
         shadowed=_shadowable_names(),
-        project_packages=_packages([e.path for e in base_files]),
+        project_packages=packages,
         allow=allow,
     )
     literals = oracle_literals(
@@ -73,7 +82,9 @@ def scan_change(
         file_changes,
         allow=allow,
     )
-    return ScanResult(tuple(f.message for f in found), tuple(f.message for f in literals))
+    return ScanResult(
+        tuple(f.message for f in found), tuple(f.message for f in literals), from_production
+    )
 
 
 def _blobs(git: Git, entries: Iterable, wanted) -> dict[str, bytes]:  # type: ignore[no-untyped-def,type-arg]
