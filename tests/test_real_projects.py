@@ -574,3 +574,18 @@ def test_nothing_of_the_gate_is_visible_to_test_code(sample):
 
     run = sample.gate(sample.change(change))
     assert run.decision == "allow", run.payload["reasons"]
+
+
+def test_each_phase_shows_progress_on_stderr_and_quiet_silences_it(sample, capsys):
+    from andgate.cli import main
+
+    head = sample.change(honest_fix)
+    common = ["check", "--repo", str(sample.path), "--base", sample.base, "--head", head]
+    common += ["--today", "2026-11-25", "--artifacts", str(sample.tmp / "art")]
+    assert main(common) == 0
+    err = capsys.readouterr().err
+    for phase in ("oracle phase", "property phase", "untrusted phase"):
+        assert f"andgate: {phase}:" in err
+    assert "andgate: untrusted phase: 3 of 3 (100%)" in err
+    assert main([*common, "--quiet"]) == 0
+    assert "phase" not in capsys.readouterr().err

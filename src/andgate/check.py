@@ -38,6 +38,7 @@ from andgate.phases.production import scan_change
 from andgate.phases.property import run_property_phase
 from andgate.phases.untrusted import run_untrusted_phase
 from andgate.plan import make_plan
+from andgate.progress import Progress
 from andgate.records import Finding, Role, Warning_
 from andgate.refs import resolve_base, uncommitted_warning
 from andgate.report import (
@@ -69,6 +70,7 @@ class CheckOptions:
     timeout: float = DEFAULT_TIMEOUT
     hypothesis_seed: int | None = None
     cache_dir: Path | None = field(default_factory=default_cache_dir)
+    progress: Progress | None = None  # status lines on stderr (the CLI's, unless --quiet)
 
 
 def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
@@ -188,7 +190,16 @@ def _run_phases(
         seed = opts.hypothesis_seed
         state.property_seed = default_hypothesis_seed(base) if seed is None else seed
         ctx = PhaseContext(
-            plan, config, pool, scratch, state, opts.jobs, opts.timeout, opts.cache_dir, approved
+            plan,
+            config,
+            pool,
+            scratch,
+            state,
+            opts.jobs,
+            opts.timeout,
+            opts.cache_dir,
+            approved,
+            opts.progress,
         )
         for phase in (run_oracle_phase, run_property_phase, run_untrusted_phase):
             phase(ctx)

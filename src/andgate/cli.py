@@ -179,6 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(GitHub Actions: GITHUB_EVENT_PATH, GITHUB_TOKEN); default: none",
     )
     check.add_argument("--json", action="store_true", help="print the verdict JSON on stdout")
+    check.add_argument(
+        "--quiet", action="store_true", help="no status lines on stderr while the phases run"
+    )
 
     demo = sub.add_parser(
         "demo",
@@ -433,6 +436,7 @@ def _names(values: Sequence[str]) -> tuple[str, ...]:
 def cmd_check(args: argparse.Namespace) -> int:
     from andgate.cache import default_cache_dir
     from andgate.check import CheckOptions, run_check
+    from andgate.progress import Progress
 
     opts = CheckOptions(
         repo=args.repo,
@@ -448,6 +452,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         hypothesis_seed=args.hypothesis_seed,
         cache_dir=None if args.no_cache else default_cache_dir(),
+        progress=Progress(sys.stderr, quiet=args.quiet),
     )
     verdict, artifacts = run_check(opts)
     if args.json:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +129,9 @@ class Recorder:
         self.seeds: dict[str, list[Any]] = {}
         self.collection_errors: dict[str, str] = {}
         self.foreign: set[str] = set()
+        # items done of total, for the gate's status line (`<results>.progress`)
+        self.progress_path = f"{self.results_path}.progress"
+        self.total, self.done, self.shown = 0, 0, 0.0
         # Reports carry pytest's node id; this maps it to the root-relative one.
         self.canonical: dict[str, str] = {}
 
@@ -179,6 +183,24 @@ class Recorder:
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
+        self.total = len(keep)
+        self._write_progress(force=True)
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        self.done += 1
+        self._write_progress()
+
+    def _write_progress(self, force: bool = False) -> None:
+        """At most twice a second; only the main process writes (xdist's controller
+        sees every worker's items finish)."""
+        now = time.monotonic()
+        if self.is_worker or self.config.option.collectonly:
+            return  # a collection runs no item: it adds nothing to "done of total"
+        if not force and now - self.shown < 0.5:
+            return
+        self.shown = now
+        with open(self.progress_path, "w", encoding="utf-8") as fh:
+            fh.write(f"{self.done} {self.total}\n")
 
     def _facts(self, item: pytest.Item) -> ItemFacts:
         """Node ids are rewritten relative to the repository root, so every
@@ -254,6 +276,7 @@ class Recorder:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         # First, so a plugin that fails later in this hook (pytest's junitxml
         # cannot write a non-UTF-8 file name) cannot cost the gate its results.
+        self._write_progress(force=True)
         if self.checkout:
             found = redirect.foreign_modules(self.checkout, str(self.root), self.project_names)
             self.foreign.update(found)

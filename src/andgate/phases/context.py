@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from andgate.config import BaseConfig
 from andgate.plan import Plan
+from andgate.progress import Progress
 from andgate.report import merge_junit
-from andgate.run import RunRequest, merge_results, run_pytest
+from andgate.run import RunRequest, merge_results, run_parallel, run_pytest
 from andgate.shard import shards
 from andgate.state import CheckState
 from andgate.worktree import WorktreePool
@@ -28,6 +31,39 @@ class PhaseContext:
     timeout: float
     cache_dir: Path | None
     approved: bool
+    progress: Progress | None = None
+
+    def run(self, phase: str, tasks: list[Callable[[], object]]) -> None:
+        """Run a phase's tasks in parallel, with a status line of items done of
+        total (summed over the phase's pytest processes) while they run."""
+        progress = self.progress
+        if progress is None:
+            run_parallel(tasks, self.jobs)
+            return
+        progress.start(phase)
+        stop = threading.Event()
+        before = set(self.scratch.glob("*.progress"))
+        watcher = threading.Thread(target=self._watch, args=(before, stop), daemon=True)
+        watcher.start()
+        try:
+            run_parallel(tasks, self.jobs)
+        finally:
+            stop.set()
+            watcher.join(timeout=5)
+            self._poll(progress, before)
+            progress.finish()
+
+    def _watch(self, before: set[Path], stop: threading.Event) -> None:
+        while not stop.wait(0.5) and self.progress is not None:
+            self._poll(self.progress, before)
+
+    def _poll(self, progress: Progress, before: set[Path]) -> None:
+        done = total = 0
+        for path in set(self.scratch.glob("*.progress")) - before:
+            with contextlib.suppress(OSError, ValueError):
+                a, b = path.read_text(encoding="utf-8").split()
+                done, total = done + int(a), total + int(b)
+        progress.set(done, total or None)
 
     def task(self, name: str, request: RunRequest, commit: str) -> Callable[[], None]:
         """Run `request` in a pooled worktree of `commit`; keep its result as `name`."""

@@ -13,7 +13,7 @@ from andgate.cache import KillerCache
 from andgate.phases.context import PhaseContext
 from andgate.records import ItemResult, OracleFacts, Outcome, Role
 from andgate.replay import known_bad_facts, replay_fixture
-from andgate.run import RunRequest, RunResult, class_facts, collection_error_lines, run_parallel
+from andgate.run import RunRequest, RunResult, class_facts, collection_error_lines
 from andgate.state import RunName
 
 
@@ -33,7 +33,7 @@ def run_oracle_phase(ctx: PhaseContext) -> None:
     if plan.base_oracle_files:
         tasks.append(ctx.task(RunName.BASE_ORACLE, _base_pin_request(ctx), plan.base))
     tasks += _replay_tasks(ctx, request)
-    run_parallel(tasks, ctx.jobs)
+    ctx.run("oracle phase", tasks)
     state.oracle = oracle_facts(
         state.runs.get(RunName.ORACLE), state.runs.get(RunName.BASE_ORACLE), approved=ctx.approved
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from andgate.phases.context import PhaseContext
 from andgate.records import Role
-from andgate.run import RunRequest, run_parallel
+from andgate.run import RunRequest
 from andgate.seeds import property_facts
 from andgate.state import RunName
 
@@ -28,7 +28,7 @@ def run_property_phase(ctx: PhaseContext) -> None:
             environment=state.environment,
         )
         tasks = ctx.shard_tasks(RunName.PROPERTY, request, plan.property_tree, plan.property_sizes)
-        run_parallel(tasks, ctx.jobs)
+        ctx.run("property phase", tasks)
         ctx.merge_shards(RunName.PROPERTY, len(tasks))
     state.property = property_facts(
         state.runs.get(RunName.PROPERTY),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from andgate.phases.context import PhaseContext
 from andgate.records import Role
-from andgate.run import RunRequest, class_facts, run_parallel
+from andgate.run import RunRequest, class_facts
 from andgate.shard import STARTUP_BYTES
 from andgate.state import RunName
 
@@ -37,7 +37,7 @@ def run_untrusted_phase(ctx: PhaseContext) -> None:
             environment=state.environment,
         )
         tasks.insert(shard_count - 1, ctx.task(RunName.FLAKE, flake, plan.head))
-    run_parallel(tasks, ctx.jobs)
+    ctx.run("untrusted phase", tasks)
     ctx.merge_shards(RunName.UNTRUSTED, shard_count)
     state.untrusted = class_facts(state.runs[RunName.UNTRUSTED], Role.UNTRUSTED)
     flake_run = state.runs.get(RunName.FLAKE)
