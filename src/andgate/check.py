@@ -33,6 +33,7 @@ from andgate.locks import lock_facts
 from andgate.manifest import DEFAULT_MANIFEST
 from andgate.paths import ConfigChanges, config_changes, matches
 from andgate.phases.context import PhaseContext
+from andgate.phases.discrimination import run_discrimination
 from andgate.phases.oracle import run_oracle_phase
 from andgate.phases.production import scan_change
 from andgate.phases.property import run_property_phase
@@ -71,6 +72,8 @@ class CheckOptions:
     hypothesis_seed: int | None = None
     cache_dir: Path | None = field(default_factory=default_cache_dir)
     progress: Progress | None = None  # status lines on stderr (the CLI's, unless --quiet)
+    discrimination: bool = True  # do the tests the change adds fail against broken code?
+    discrimination_budget: float = 60.0
 
 
 def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
@@ -138,7 +141,7 @@ def _gate(opts: CheckOptions, state: CheckState) -> None:
         Finding(Warning_.ORACLE_FROM_PRODUCTION, d) for d in scan.oracle_from_production
     ]
     state.lock = lock_facts(git, base, head, config.manifest, approved=bool(approvers))
-    _run_phases(git, opts, state, config, differs, approved=bool(approvers))
+    _run_phases(git, opts, state, config, differs, changes, approved=bool(approvers))
     state.inventory = build_inventory(
         *(state.runs.get(n) for n in (RunName.UNTRUSTED, RunName.ORACLE, RunName.PROPERTY)),
         state.runs.get(RunName.FLAKE),
@@ -166,6 +169,7 @@ def _run_phases(
     state: CheckState,
     config: BaseConfig,
     differs: ConfigChanges,
+    changes: list[Change],
     *,
     approved: bool,
 ) -> None:
@@ -204,6 +208,8 @@ def _run_phases(
         for phase in (run_oracle_phase, run_property_phase, run_untrusted_phase):
             phase(ctx)
         state.capture()
+        if opts.discrimination:
+            run_discrimination(ctx, git, changes, budget=opts.discrimination_budget)
     state.annotate_junit()
 
 
@@ -242,6 +248,7 @@ def _report_context(opts: CheckOptions, state: CheckState, verdict: Verdict) -> 
         approvals=state.approvals,
         patches=state.patches,
         freezes=state.live_freezes,
+        discrimination=state.discrimination,
     )
 
 

@@ -182,6 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--quiet", action="store_true", help="no status lines on stderr while the phases run"
     )
+    check.add_argument(
+        "--no-discrimination",
+        action="store_true",
+        help="skip the discrimination report (do the tests the change adds fail against "
+        "known-bad fixtures or mutants of the lines it touched?)",
+    )
 
     demo = sub.add_parser(
         "demo",
@@ -453,6 +459,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         hypothesis_seed=args.hypothesis_seed,
         cache_dir=None if args.no_cache else default_cache_dir(),
         progress=Progress(sys.stderr, quiet=args.quiet),
+        discrimination=not args.no_discrimination,
     )
     verdict, artifacts = run_check(opts)
     if args.json:

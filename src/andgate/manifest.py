@@ -236,6 +236,7 @@ MANIFEST_SCHEMA = (
     Key("require_property_class", _bool, True),
     Key("test_support_globs", _globs, ()),
     Key("scrub_env", _str_list, ()),
+    Key("require_discriminating_tests", _bool, False),
     Key("approvals", _mapping(APPROVALS_SCHEMA), {}),
     Key("production_scan", _mapping(PRODUCTION_SCAN_SCHEMA), {}),
 )
@@ -317,6 +318,7 @@ class Manifest:
     require_property_class: bool
     test_support_globs: tuple[str, ...] = ()
     scrub_env: tuple[str, ...] = ()
+    require_discriminating_tests: bool = False
     # where owners' approvals may come from (cli, env, github-reviews)
     approval_sources: tuple[str, ...] = APPROVAL_SOURCES
     # path glob -> constructs the production scan allows there (`production_scan.allow`)

@@ -88,6 +88,8 @@ class Reason(enum.StrEnum):
     COLLECTION_ERROR = "COLLECTION_ERROR"
     GATE_ERROR = "GATE_ERROR"
     PRODUCTION_SUSPICIOUS = "PRODUCTION_SUSPICIOUS"
+    # with require_discriminating_tests: true (else the warning of the same name)
+    AGENT_TESTS_DISCRIMINATE_NOTHING = "AGENT_TESTS_DISCRIMINATE_NOTHING"
 
 
 class Warning_(enum.StrEnum):
@@ -95,6 +97,7 @@ class Warning_(enum.StrEnum):
     ORACLE_SKIPPED = "ORACLE_SKIPPED"
     ORACLE_LITERAL = "ORACLE_LITERAL"
     ORACLE_FROM_PRODUCTION = "ORACLE_FROM_PRODUCTION"
+    AGENT_TESTS_DISCRIMINATE_NOTHING = "AGENT_TESTS_DISCRIMINATE_NOTHING"
     ORACLE_CHANGED = "ORACLE_CHANGED"
     UNTRUSTED_FAILED = "UNTRUSTED_FAILED"
     UNCOMMITTED_CHANGES = "UNCOMMITTED_CHANGES"
@@ -233,6 +236,21 @@ class KnownBadFacts:
 
 
 @dataclass(frozen=True)
+class DiscriminationFacts:
+    """The untrusted items a change adds or edits, each with the broken versions of
+    head (known-bad fixtures, mutants of the lines it touched) it failed against."""
+
+    items: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    against: tuple[str, ...] = ()  # the broken versions that ran
+    required: bool = False  # require_discriminating_tests: nothing discriminated blocks
+    incomplete: bool = False  # the time budget ran out before every broken version ran
+
+    @property
+    def blind(self) -> tuple[str, ...]:
+        return tuple(nodeid for nodeid, killed_by in self.items if not killed_by)
+
+
+@dataclass(frozen=True)
 class FreezeFacts:
     expired: tuple[str, ...] = ()
     invalid: tuple[str, ...] = ()
@@ -252,6 +270,7 @@ class Facts:
     property: PropertyFacts | None = None
     freezes: FreezeFacts | None = None
     untrusted: ClassFacts | None = None
+    discrimination: DiscriminationFacts | None = None
     fail_closed_untrusted: bool = True
     warnings: tuple[Finding, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)

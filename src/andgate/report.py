@@ -29,7 +29,15 @@ from typing import Any, Protocol
 
 from andgate.errors import AndgateError
 from andgate.inventory import Record
-from andgate.records import Bit, ChangeFacts, Finding, PropertyFacts, ReplayFacts, ReplayStatus
+from andgate.records import (
+    Bit,
+    ChangeFacts,
+    DiscriminationFacts,
+    Finding,
+    PropertyFacts,
+    ReplayFacts,
+    ReplayStatus,
+)
 from andgate.seeds import seeds_payload
 from andgate.verdict import SCHEMA, Verdict
 
@@ -73,6 +81,7 @@ class ReportContext:
     approvals: Sequence[Any] = ()  # github.Approval: login, source, review, commit, URL
     patches: Mapping[str, str] = field(default_factory=dict)  # known-bad fixture texts
     freezes: Sequence[Any] = ()  # the live freeze.Freeze entries from base
+    discrimination: DiscriminationFacts | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +110,21 @@ def verdict_payload(ctx: ReportContext) -> dict[str, Any]:
         "head": ctx.head,
         "today": ctx.today.isoformat(),
         "approvals": [a.to_json() for a in ctx.approvals],
+        "discrimination": _discrimination(ctx.discrimination),
+    }
+
+
+def _discrimination(facts: DiscriminationFacts | None) -> dict[str, Any] | None:
+    """Per test the change adds: does it fail against any broken version of head?"""
+    if facts is None:
+        return None
+    return {
+        "broken_versions": list(facts.against),
+        "incomplete": facts.incomplete,
+        "items": [
+            {"nodeid": nodeid, "discriminates": bool(by), "against": list(by)}
+            for nodeid, by in facts.items
+        ],
     }
 
 

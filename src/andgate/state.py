@@ -19,6 +19,7 @@ from andgate.junit import Attempt, annotate
 from andgate.records import (
     ChangeFacts,
     ClassFacts,
+    DiscriminationFacts,
     Facts,
     Finding,
     FreezeFacts,
@@ -82,6 +83,7 @@ class CheckState:
     property: PropertyFacts | None = None
     freezes: FreezeFacts | None = None
     untrusted: ClassFacts | None = None
+    discrimination: DiscriminationFacts | None = None
     fail_closed_untrusted: bool = True
     warnings: list[Finding] = field(default_factory=list)
     gate_errors: list[str] = field(default_factory=list)
@@ -110,6 +112,7 @@ class CheckState:
             property=self.property,
             freezes=self.freezes,
             untrusted=self.untrusted,
+            discrimination=self.discrimination,
             fail_closed_untrusted=self.fail_closed_untrusted,
             warnings=tuple(self.warnings),
             counts=counts(self.inventory),

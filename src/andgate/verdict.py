@@ -16,6 +16,7 @@ from andgate.records import (
     ChangeFacts,
     ClassFacts,
     Decision,
+    DiscriminationFacts,
     Facts,
     Finding,
     FreezeFacts,
@@ -192,6 +193,22 @@ def untrusted_findings(facts: ClassFacts, fail_closed: bool) -> list[Finding]:
     ]
 
 
+def discrimination_findings(facts: DiscriminationFacts) -> list[Finding]:
+    """Tests the change adds that pass against every broken version of head tried."""
+    blind = facts.blind
+    if not blind or not facts.against:
+        return []
+    shown = ", ".join(blind[:5]) + (f" and {len(blind) - 5} more" if len(blind) > 5 else "")
+    detail = (
+        f"{len(blind)} of {len(facts.items)} tests the change adds discriminate nothing: "
+        f"they pass against all {len(facts.against)} broken versions of head tried "
+        f"(known-bad fixtures, mutants of the lines it touched): {shown}"
+    )
+    if facts.required:
+        return [_f(Reason.AGENT_TESTS_DISCRIMINATE_NOTHING, detail, Bit.UNTRUSTED)]
+    return [_f(Warning_.AGENT_TESTS_DISCRIMINATE_NOTHING, detail)]
+
+
 def _f(code: Reason | Warning_, detail: str, bit: Bit | None = None) -> Finding:
     return Finding(code, detail, bit)
 
@@ -221,6 +238,8 @@ def decide(facts: Facts) -> Verdict:
     if facts.untrusted is not None:
         recorded.add(Bit.UNTRUSTED)
         findings += untrusted_findings(facts.untrusted, facts.fail_closed_untrusted)
+    if facts.discrimination is not None:
+        findings += discrimination_findings(facts.discrimination)
     reasons = tuple(f for f in findings if isinstance(f.code, Reason))
     warnings = tuple(f for f in findings if isinstance(f.code, Warning_))
     failed_bits = {f.bit for f in reasons}

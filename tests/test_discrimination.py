@@ -1,0 +1,82 @@
+"""The discrimination report: do the tests a change adds fail against broken code?
+
+Each case runs the whole gate on the tests' sample project; the broken versions of
+head are its known-bad fixtures and mutants of the production lines the change touched.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from andgate.sample import SampleRepo
+from harness import BASE_FILES
+from stories import AGENT_SLUG_TEST, honest_fix
+
+pytestmark = pytest.mark.slow
+
+TAUTOLOGY = (
+    "from minilib import slugify\n\n\n"
+    "def test_slugify_exists():\n    assert callable(slugify)\n"
+)
+
+
+def _honest_with_tautology(repo: SampleRepo) -> None:
+    honest_fix(repo)
+    repo.write({"tests/test_agent_types.py": TAUTOLOGY})
+
+
+def _report(run) -> dict:  # type: ignore[no-untyped-def]
+    return {i["nodeid"]: i["discriminates"] for i in run.payload["discrimination"]["items"]}
+
+
+def test_a_tautological_agent_test_discriminates_nothing_and_a_real_one_does(sample):
+    run = sample.gate(sample.change(_honest_with_tautology))
+    assert run.decision == "allow", run.payload["reasons"]  # a warning, by default
+    assert _report(run) == {
+        "tests/test_agent_types.py::test_slugify_exists": False,
+        "tests/test_slugify_agent.py::test_slugify_collapses_separators": True,
+    }
+    warnings = [w["detail"] for w in run.payload["warnings"]]
+    assert any(
+        w.startswith("1 of 2 tests the change adds discriminate nothing")
+        and "test_agent_types.py::test_slugify_exists" in w
+        for w in warnings
+    ), warnings
+    summary = run.artifact("summary.md")
+    assert "AGENT_TESTS_DISCRIMINATE_NOTHING" in summary
+
+
+def test_a_test_that_only_a_mutant_kills_discriminates(sample):
+    """No known-bad fixture touches slugify: only a mutant of the line the change
+    edited shows that the agent's test of it can fail."""
+    run = sample.gate(sample.change(honest_fix))
+    items = run.payload["discrimination"]["items"]
+    assert items == [
+        {
+            "nodeid": "tests/test_slugify_agent.py::test_slugify_collapses_separators",
+            "discriminates": True,
+            "against": [a for a in items[0]["against"] if a.startswith("mutant minilib/text.py")],
+        }
+    ]
+    assert items[0]["against"], items
+
+
+def test_require_discriminating_tests_makes_it_block(tmp_path):
+    from conftest import Sample
+    from harness import build_test_sample
+
+    manifest = BASE_FILES["tests/trust_manifest.yaml"] + "require_discriminating_tests: true\n"
+    repo, base = build_test_sample(
+        tmp_path / "s", {**BASE_FILES, "tests/trust_manifest.yaml": manifest}
+    )
+    sample = Sample(repo, base, tmp_path)
+    run = sample.gate(sample.change(_honest_with_tautology))
+    assert run.decision == "block"
+    assert "AGENT_TESTS_DISCRIMINATE_NOTHING" in run.codes
+    assert not run.payload["bits"]["untrusted_ok"]
+
+
+def test_no_discrimination_skips_it(sample):
+    run = sample.gate(sample.change(_honest_with_tautology), discrimination=False)
+    assert run.payload["discrimination"] is None
+    assert AGENT_SLUG_TEST  # the story's test is what the change adds
