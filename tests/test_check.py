@@ -556,7 +556,8 @@ def test_an_error_outside_the_gate_is_one_line_and_exit_2(sample, capsys, monkey
 
     monkeypatch.setattr(andgate.check, "write_artifacts", explode)
     monkeypatch.chdir(sample.path)
-    code = main(["check", "--base", sample.base, "--head", sample.change(honest_fix)])
+    head = sample.change(honest_fix)
+    code = main(["check", "--base", sample.base, "--head", head, "--quiet"])
     err = capsys.readouterr().err
     assert code == 2
     assert err == "andgate: internal error: RuntimeError: reporter broke\n"

@@ -15,8 +15,7 @@ from stories import AGENT_SLUG_TEST, honest_fix
 pytestmark = pytest.mark.slow
 
 TAUTOLOGY = (
-    "from minilib import slugify\n\n\n"
-    "def test_slugify_exists():\n    assert callable(slugify)\n"
+    "from minilib import slugify\n\n\ndef test_slugify_exists():\n    assert callable(slugify)\n"
 )
 
 

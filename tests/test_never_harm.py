@@ -638,7 +638,11 @@ def test_a_check_while_the_user_commits_and_runs_git_gc(sample):
                 sample.repo.commit(f"note {n}")
                 sample.repo.run("gc", "--quiet")
         except BaseException as exc:  # asserted on below
-            errors.append(exc)
+            # git's own race, not andgate's: `git worktree add` writes a placeholder
+            # HEAD (the null id) while it populates a worktree, and a gc that reads it
+            # at that moment fails; the gc after the check below must succeed.
+            if "bad object worktrees/andgate-" not in str(exc):
+                errors.append(exc)
 
     user = threading.Thread(target=busy_user)
     user.start()
@@ -649,6 +653,7 @@ def test_a_check_while_the_user_commits_and_runs_git_gc(sample):
         user.join(timeout=120)
     assert errors == []
     assert run.decision == "allow", run.payload["reasons"]
+    sample.repo.run("gc", "--quiet")  # the repository is whole afterwards
     assert registered_worktrees(sample.path) == [str(sample.path)]
     worktrees = sample.path / ".git" / "worktrees"
     assert not worktrees.exists() or list(worktrees.iterdir()) == []
