@@ -553,3 +553,84 @@ def test_manifest_approval_sources_are_validated(block, message):
     with pytest.raises(ManifestError) as info:
         parse_manifest(MANIFEST + block, "m.yaml")
     assert message in str(info.value)
+
+
+# -- end to end: `check --approvals github-reviews` and the Actions outputs ----------------
+
+
+@pytest.mark.slow
+def test_an_owners_review_of_the_gated_head_approves_a_trust_root_change(
+    sample, github, tmp_path, monkeypatch
+):
+    def conftest_edit(repo):  # type: ignore[no-untyped-def]
+        repo.write({"tests/conftest.py": "# the owner asked for this comment\n"})
+
+    head = sample.change(conftest_edit)
+    github.serve(
+        "/repos/octo-org/tinystats/pulls/12/reviews?per_page=100",
+        [
+            {
+                "id": 90,
+                "user": {"login": "alice"},
+                "state": "APPROVED",
+                "commit_id": head,
+                "html_url": "https://github.com/octo-org/tinystats/pull/12#pullrequestreview-90",
+                "submitted_at": "2026-11-25T10:00:00Z",
+            }
+        ],
+    )
+    github.serve(
+        "/repos/octo-org/tinystats/pulls/12/commits?per_page=100",
+        [{"sha": head, "author": {"login": "agent-bot"}, "committer": {"login": "agent-bot"}}],
+    )
+    event = tmp_path / "event.json"
+    event.write_text(
+        json.dumps(
+            {"pull_request": {"number": 12, "user": {"login": "agent-bot"}, "head": {"sha": head}}}
+        )
+    )
+    for name, value in {
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_EVENT_NAME": "pull_request_review",
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_API_URL": github.url,
+        "GITHUB_REPOSITORY": "octo-org/tinystats",
+    }.items():
+        monkeypatch.setenv(name, value)
+    without = sample.gate(head)
+    assert "TRUST_ROOT_CHANGED" in without.codes
+    run = sample.gate(head, approvals="github-reviews")
+    assert run.decision == "allow", run.payload["reasons"]
+    assert run.payload["approvals"] == [
+        {
+            "login": "alice",
+            "source": "github-reviews",
+            "review_id": 90,
+            "commit": head,
+            "submitted_at": "2026-11-25T10:00:00Z",
+            "url": "https://github.com/octo-org/tinystats/pull/12#pullrequestreview-90",
+        }
+    ]
+
+
+@pytest.mark.slow
+def test_in_github_actions_the_check_writes_outputs_summary_and_annotations(
+    sample, tmp_path, monkeypatch, capsys
+):
+    from andgate.cli import main
+
+    def break_mean(repo):  # type: ignore[no-untyped-def]
+        repo.edit("minilib/mathx.py", "return sum(xs) / len(xs)", "return sum(xs) / 3")
+
+    head = sample.change(break_mean)
+    outputs, summary = tmp_path / "out.txt", tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    args = ["check", "--repo", str(sample.path), "--base", sample.base, "--head", head]
+    code = main([*args, "--today", "2026-11-25", "--artifacts", str(tmp_path / "art"), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "verdict=block" in outputs.read_text()
+    assert "# andgate: ❌ BLOCK" in summary.read_text()
+    assert "::error file=tests/oracles/test_math_oracle.py,line=" in out
