@@ -36,7 +36,14 @@ from andgate.verdict import decide
 
 ORACLE_PASSES = {Outcome.PASSED}  # "skipped, xfailed, xpassed, errors or fails does not pass"
 # "skips, xfails and non-strict xpasses are not failures"; an absent test is never a pass.
-UNTRUSTED_PASSES = {Outcome.PASSED, Outcome.SKIPPED, Outcome.XFAILED, Outcome.XPASSED}
+# Threat model R3: an untrusted item that passes on a rerun is a pass.
+UNTRUSTED_PASSES = {
+    Outcome.PASSED,
+    Outcome.SKIPPED,
+    Outcome.XFAILED,
+    Outcome.XPASSED,
+    Outcome.RERUN_PASSED,
+}
 
 
 def contract_codes(f: Facts) -> set[str]:
