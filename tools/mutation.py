@@ -1,0 +1,465 @@
+"""Mutation testing for andgate's pure modules: do the fast tests discriminate a fault?
+
+    python tools/mutation.py --module verdict --module classify --json mutation.json
+
+A small AST mutator of our own rather than mutmut: mutmut's trampoline rewrites each
+function to dispatch on an environment variable inside the process it started, so code that
+andgate imports in a fresh interpreter (the plugin runs `classify` inside the user's pytest
+process) is never reached, and it needs its own config section and a `mutants/` copy of the
+tree. Here each mutant is written over the module file itself, so every importer, in any
+process, runs it; the original is restored afterwards, always (try/finally, plus a backup
+copy next to the module that a later run refuses to overwrite).
+
+Each mutant changes one AST node: a comparison operator swapped, `and`/`or` swapped, a `not`
+dropped, a constant changed, a `return` made to return None, a statement in a function body
+removed, or an `if` condition replaced by True or False. The mapped fast test files run
+once per mutant (`pytest -x`, a timeout per mutant); a failing run kills the mutant. A
+mutant that no test can tell from the original is listed with a reason in
+`tools/mutation_equivalent.txt` and left out of the score.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "src" / "andgate"
+EQUIVALENT_FILE = ROOT / "tools" / "mutation_equivalent.txt"
+SEPARATOR = " -- "
+# Fast unit tests only: none of these starts a pytest process or runs `andgate check`.
+TESTS = {
+    "verdict": ("tests/test_unit_verdict.py",),
+    "classify": ("tests/test_classify.py", "tests/test_unit_classify.py"),
+    "manifest": ("tests/test_unit_manifest.py",),
+    "freeze": ("tests/test_unit_freeze.py",),
+    "authorship": ("tests/test_paths_and_authorship.py", "tests/test_unit_authorship.py"),
+}
+PYTEST = ("-m", "pytest", "-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider")
+# Plugins no unit test uses: Hypothesis's alone imports all of Hypothesis at every start
+# (its @given needs no plugin), which more than doubles a small run.
+UNUSED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:xdist", "-p", "no:rerunfailures")
+SWAPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
+SYMBOLS = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+}
+
+
+# -- mutants ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One change to one node; `index` is the node's place in `ast.walk` order."""
+
+    module: str
+    index: int
+    kind: str
+    line: int
+    description: str
+    arg: int = 0  # which operator of a chained comparison; 1 for "if -> True"
+
+    @property
+    def id(self) -> str:
+        return f"{self.module}:{self.line}: {self.description}"
+
+
+def _segment(source: str, node: ast.AST, limit: int = 60) -> str:
+    text = ast.get_source_segment(source, node) or ast.unparse(node)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    """ids of the docstring nodes (string constants that are never mutated)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first))
+                found.add(id(first.value))
+    return found
+
+
+def _in_functions(tree: ast.Module) -> set[int]:
+    """ids of the statements inside function bodies, at any depth."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.stmt) and inner is not node:
+                    found.add(id(inner))
+    return found
+
+
+def _annotations(tree: ast.Module) -> set[int]:
+    """ids of every node inside an annotation: never evaluated here (PEP 563)."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        notes = []
+        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
+            notes.append(node.annotation)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns:
+            notes.append(node.returns)
+        found |= {id(inner) for note in notes for inner in ast.walk(note)}
+    return found
+
+
+def _node_mutants(module: str, index: int, node: ast.AST, source: str) -> Iterator[Mutant]:
+    line = getattr(node, "lineno", 0)
+
+    def mutant(kind: str, description: str, arg: int = 0) -> Mutant:
+        return Mutant(module, index, kind, line, description, arg)
+
+    if isinstance(node, ast.Compare):
+        for i, op in enumerate(node.ops):
+            new = SWAPS[type(op)]
+            text = f"{SYMBOLS[type(op)]} -> {SYMBOLS[new]} in `{_segment(source, node)}`"
+            yield mutant("compare", text, i)
+    elif isinstance(node, ast.BoolOp):
+        old, new = ("and", "or") if isinstance(node.op, ast.And) else ("or", "and")
+        yield mutant("boolop", f"{old} -> {new} in `{_segment(source, node)}`")
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        yield mutant("not", f"`{_segment(source, node)}` -> drop the not")
+    elif isinstance(node, ast.Constant):
+        yield from _constant_mutants(node, mutant)
+    elif isinstance(node, ast.Return) and node.value is not None:
+        if not (isinstance(node.value, ast.Constant) and node.value.value is None):
+            yield mutant("return", f"`{_segment(source, node)}` -> return None")
+    elif isinstance(node, ast.If):
+        test = _segment(source, node.test)
+        yield mutant("if", f"if `{test}` -> if True", 1)
+        yield mutant("if", f"if `{test}` -> if False", 0)
+
+
+def _constant_mutants(node: ast.Constant, mutant: Callable[[str, str], Mutant]) -> Iterator[Mutant]:
+    value = node.value
+    if isinstance(value, bool):
+        yield mutant("constant", f"{value} -> {not value}")
+    elif isinstance(value, int):
+        yield mutant("constant", f"{value} -> {value + 1}")
+    elif isinstance(value, str):
+        shown = " ".join(repr(value).split())
+        shown = shown if len(shown) <= 50 else shown[:47] + "..."
+        yield mutant("constant", f"{shown} -> 'XX'")
+
+
+def enumerate_mutants(module: str, source: str) -> list[Mutant]:
+    tree = ast.parse(source)
+    skip = _docstrings(tree) | _annotations(tree)
+    statements = _in_functions(tree)
+    found: list[Mutant] = []
+    for index, node in enumerate(ast.walk(tree)):
+        if id(node) in skip:
+            continue
+        found += _node_mutants(module, index, node, source)
+        if id(node) in statements and not isinstance(node, ast.Pass):
+            text = f"remove `{_segment(source, node)}`"
+            found.append(Mutant(module, index, "remove", node.lineno, text))
+    return sorted(_unique(found), key=lambda m: (m.line, m.index, m.arg))
+
+
+def _unique(mutants: list[Mutant]) -> list[Mutant]:
+    """The same description twice on a line gets a #2, so every id stays distinct."""
+    seen: dict[str, int] = {}
+    result = []
+    for m in mutants:
+        seen[m.id] = seen.get(m.id, 0) + 1
+        if seen[m.id] > 1:
+            m = Mutant(m.module, m.index, m.kind, m.line, f"{m.description} #{seen[m.id]}", m.arg)
+        result.append(m)
+    return result
+
+
+class _Replace(ast.NodeTransformer):
+    def __init__(self, target: ast.AST, replacement: ast.AST) -> None:
+        self.target, self.replacement = target, replacement
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if node is self.target:
+            return self.replacement
+        return self.generic_visit(node)
+
+
+def mutate(source: str, mutant: Mutant) -> str:
+    """The module's source with `mutant` applied (reformatted by `ast.unparse`)."""
+    tree = ast.parse(source)
+    node = list(ast.walk(tree))[mutant.index]
+    new = copy.copy(node)
+    if mutant.kind == "compare":
+        assert isinstance(new, ast.Compare)
+        new.ops = list(new.ops)
+        new.ops[mutant.arg] = SWAPS[type(new.ops[mutant.arg])]()
+    elif mutant.kind == "boolop":
+        assert isinstance(new, ast.BoolOp)
+        new.op = ast.Or() if isinstance(new.op, ast.And) else ast.And()
+    elif mutant.kind == "not":
+        assert isinstance(new, ast.UnaryOp)
+        new = new.operand
+    elif mutant.kind == "constant":
+        assert isinstance(new, ast.Constant)
+        new.value = _changed_constant(new.value)
+    elif mutant.kind == "return":
+        assert isinstance(new, ast.Return)
+        new.value = None
+    elif mutant.kind == "if":
+        assert isinstance(new, ast.If)
+        new.test = ast.Constant(bool(mutant.arg))
+    elif mutant.kind == "remove":
+        new = ast.Pass()
+    tree = _Replace(node, ast.copy_location(new, node)).visit(tree)
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+def _changed_constant(value: object) -> object:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    return "XX"
+
+
+# -- equivalent mutants -------------------------------------------------------------------
+
+
+def load_equivalent(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
+    """`<module>:<line>: <description> -- <reason>` lines; `#` starts a comment line."""
+    listed = {}
+    if not path.exists():
+        return listed
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        ident, sep, reason = line.partition(SEPARATOR)
+        if not sep or not reason.strip():
+            sys.exit(f"{path}:{number}: write '<id>{SEPARATOR}<why it is equivalent>'")
+        listed[ident.strip()] = reason.strip()
+    return listed
+
+
+# -- running ------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    id: str
+    line: int
+    description: str
+    status: str  # killed, survived, equivalent (survived and listed), timeout
+    seconds: float
+
+
+def run_tests(tests: Sequence[str], timeout: float, env: dict[str, str]) -> str:
+    """killed, survived or timeout (a timeout counts as killed)."""
+    command = [sys.executable, *PYTEST, *UNUSED_PLUGINS, *tests]
+    with subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    ) as process:
+        try:
+            code = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return "timeout"
+        except BaseException:
+            os.killpg(process.pid, signal.SIGKILL)
+            raise
+    return "survived" if code == 0 else "killed"
+
+
+def test_env(cache: str) -> dict[str, str]:
+    """No bytecode is read from or written to the repository: a mutant of the same size
+    written within the same second could otherwise run from a stale .pyc."""
+    env = dict(os.environ)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONPYCACHEPREFIX"] = cache
+    return env
+
+
+class ModuleFile:
+    """The module file, mutated in place; restored on exit, even on Ctrl-C."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.backup = path.with_name(f".{path.name}.mutation-backup")
+
+    def __enter__(self) -> ModuleFile:
+        if self.backup.exists():
+            sys.exit(
+                f"{self.backup} exists: an earlier run was killed before it restored "
+                f"{self.path.name}; check it and run: mv {self.backup} {self.path}"
+            )
+        self.original = self.path.read_bytes()
+        shutil.copy2(self.path, self.backup)
+        return self
+
+    def write(self, source: str) -> None:
+        self.path.write_text(source, encoding="utf-8")
+
+    def __exit__(self, *exc: object) -> None:
+        self.path.write_bytes(self.original)
+        self.backup.unlink()
+
+
+def _source(module: str) -> str:
+    return (PACKAGE / f"{module}.py").read_text(encoding="utf-8")
+
+
+def run_module(args: argparse.Namespace, module: str, equivalent: dict[str, str]) -> list[Result]:
+    path = PACKAGE / f"{module}.py"
+    source = path.read_text(encoding="utf-8")
+    mutants = [m for m in enumerate_mutants(module, source) if args.only in (None, m.line)]
+    tests = args.tests or TESTS[module]
+    results = []
+    with tempfile.TemporaryDirectory(prefix="andgate-mutation-") as cache, ModuleFile(path) as f:
+        env = test_env(cache)
+        # The baseline runs the unparsed, unmutated module: the tests must pass on it.
+        f.write(ast.unparse(ast.parse(source)) + "\n")
+        if run_tests(tests, args.timeout, env) != "survived":
+            command = " ".join(["python", *PYTEST, *tests])
+            sys.exit(f"{module}: the tests fail on the unmutated module; see why: {command}")
+        for number, mutant in enumerate(mutants, 1):
+            started = time.monotonic()
+            f.write(mutate(source, mutant))
+            status = run_tests(tests, args.timeout, env)
+            if status == "survived" and mutant.id in equivalent:
+                status = "equivalent"
+            result = Result(mutant.id, mutant.line, mutant.description, status, 0.0)
+            result.seconds = round(time.monotonic() - started, 2)
+            results.append(result)
+            if status in ("survived", "equivalent") or args.verbose:
+                print(f"  [{number}/{len(mutants)}] {status}: {mutant.id}", flush=True)
+    return results
+
+
+def summary(module: str, results: list[Result], equivalent: dict[str, str]) -> dict[str, object]:
+    count = {s: sum(r.status == s for r in results) for s in ("killed", "timeout", "survived")}
+    eq = sum(r.status == "equivalent" for r in results)
+    killed = count["killed"] + count["timeout"]
+    scored = len(results) - eq
+    wrongly_listed = [
+        r.id for r in results if r.id in equivalent and r.status in ("killed", "timeout")
+    ]
+    return {
+        "module": module,
+        "mutants": len(results),
+        "killed": killed,
+        "survived": count["survived"],
+        "equivalent": eq,
+        "score": round(100.0 * killed / scored, 1) if scored else 100.0,
+        "listed_equivalent_but_killed": wrongly_listed,
+    }
+
+
+def print_summary(row: dict[str, object]) -> None:
+    print(
+        f"{row['module']:<11} mutants {row['mutants']:>4}  killed {row['killed']:>4}  "
+        f"survived {row['survived']:>3}  equivalent {row['equivalent']:>3}  "
+        f"score {row['score']:>5}%",
+        flush=True,
+    )
+    for ident in row["listed_equivalent_but_killed"]:  # type: ignore[attr-defined]
+        print(f"  listed as equivalent but killed (remove it from the list): {ident}")
+
+
+def stale_entries(modules: Sequence[str], equivalent: dict[str, str]) -> list[str]:
+    ids = set()
+    for module in modules:
+        ids |= {m.id for m in enumerate_mutants(module, _source(module))}
+    chosen = tuple(f"{m}:" for m in modules)
+    return sorted(i for i in equivalent if i.startswith(chosen) and i not in ids)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--module",
+        action="append",
+        choices=sorted(TESTS),
+        help="a module of src/andgate to mutate (repeatable; default: all of them)",
+    )
+    parser.add_argument(
+        "--tests", action="append", help="a test file to run instead of the mapped ones"
+    )
+    parser.add_argument("--list", action="store_true", help="list the mutants; run nothing")
+    parser.add_argument("--json", type=Path, help="write every result to this JSON file")
+    parser.add_argument("--only", type=int, help="only the mutants on this line")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant")
+    parser.add_argument(
+        "--fail-under", type=float, default=90.0, help="exit 1 when a score is lower"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every mutant")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    modules = args.module or sorted(TESTS)
+    equivalent = load_equivalent()
+    for ident in stale_entries(modules, equivalent):
+        print(f"warning: {EQUIVALENT_FILE.name} lists a mutant that no longer exists: {ident}")
+    if args.list:
+        for module in modules:
+            for m in enumerate_mutants(module, _source(module)):
+                if args.only in (None, m.line):
+                    mark = "  (equivalent)" if m.id in equivalent else ""
+                    print(f"{m.id}{mark}")
+        return 0
+    rows, everything = [], {}
+    for module in modules:
+        print(f"{module}: {' '.join(args.tests or TESTS[module])}", flush=True)
+        results = run_module(args, module, equivalent)
+        rows.append(summary(module, results, equivalent))
+        everything[module] = [asdict(r) for r in results]
+    print()
+    for row in rows:
+        print_summary(row)
+    if args.json:
+        payload = {"summary": rows, "mutants": everything}
+        args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    low = [r for r in rows if float(r["score"]) < args.fail_under]  # type: ignore[arg-type]
+    return 1 if low else 0
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    sys.exit(main())
