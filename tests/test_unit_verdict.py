@@ -135,6 +135,12 @@ def test_untrusted_failures_follow_fail_closed_untrusted():
     assert (relaxed.allowed, codes(relaxed.warnings)) == (True, ["UNTRUSTED_FAILED"])
 
 
+def test_a_verdict_cannot_be_changed_after_the_decision():
+    verdict = decide(CLEAN)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.decision = Decision.BLOCK  # type: ignore[misc]
+
+
 def test_the_verdict_schema_id_is_the_published_one():
     assert SCHEMA == "andgate.verdict/1"
 

@@ -42,15 +42,16 @@ SEPARATOR = " -- "
 # Fast unit tests only: none of these starts a pytest process or runs `andgate check`.
 TESTS = {
     "verdict": ("tests/test_unit_verdict.py",),
-    "classify": ("tests/test_classify.py", "tests/test_unit_classify.py"),
+    "classify": ("tests/test_unit_classify.py", "tests/test_classify.py"),
     "manifest": ("tests/test_unit_manifest.py",),
     "freeze": ("tests/test_unit_freeze.py",),
-    "authorship": ("tests/test_paths_and_authorship.py", "tests/test_unit_authorship.py"),
+    "authorship": ("tests/test_unit_authorship.py", "tests/test_paths_and_authorship.py"),
 }
 PYTEST = ("-m", "pytest", "-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider")
-# Plugins no unit test uses: Hypothesis's alone imports all of Hypothesis at every start
-# (its @given needs no plugin), which more than doubles a small run.
-UNUSED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:xdist", "-p", "no:rerunfailures")
+# What no unit test uses, left out to keep a mutant's run near half a second: the plugins
+# (Hypothesis's alone imports all of Hypothesis at every start; @given needs no plugin) and
+# tests/conftest.py (its fixtures build git repositories, and it imports the whole gate).
+UNUSED = ("-p", "no:hypothesispytest", "-p", "no:xdist", "-p", "no:rerunfailures", "--noconftest")
 SWAPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Eq: ast.NotEq,
     ast.NotEq: ast.Eq,
@@ -285,7 +286,7 @@ class Result:
 
 def run_tests(tests: Sequence[str], timeout: float, env: dict[str, str]) -> str:
     """killed, survived or timeout (a timeout counts as killed)."""
-    command = [sys.executable, *PYTEST, *UNUSED_PLUGINS, *tests]
+    command = [sys.executable, *PYTEST, *UNUSED, *tests]
     with subprocess.Popen(
         command,
         cwd=ROOT,
@@ -355,7 +356,7 @@ def run_module(args: argparse.Namespace, module: str, equivalent: dict[str, str]
         # The baseline runs the unparsed, unmutated module: the tests must pass on it.
         f.write(ast.unparse(ast.parse(source)) + "\n")
         if run_tests(tests, args.timeout, env) != "survived":
-            command = " ".join(["python", *PYTEST, *tests])
+            command = " ".join(["python", *PYTEST, *UNUSED, *tests])
             sys.exit(f"{module}: the tests fail on the unmutated module; see why: {command}")
         for number, mutant in enumerate(mutants, 1):
             started = time.monotonic()
@@ -368,6 +369,8 @@ def run_module(args: argparse.Namespace, module: str, equivalent: dict[str, str]
             results.append(result)
             if status in ("survived", "equivalent") or args.verbose:
                 print(f"  [{number}/{len(mutants)}] {status}: {mutant.id}", flush=True)
+            elif number % 50 == 0:
+                print(f"  [{number}/{len(mutants)}]", flush=True)
     return results
 
 
@@ -447,7 +450,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows, everything = [], {}
     for module in modules:
         print(f"{module}: {' '.join(args.tests or TESTS[module])}", flush=True)
-        results = run_module(args, module, equivalent)
+        try:
+            results = run_module(args, module, equivalent)
+        except KeyboardInterrupt:
+            print(f"interrupted; src/andgate/{module}.py is restored", file=sys.stderr)
+            return 130
         rows.append(summary(module, results, equivalent))
         everything[module] = [asdict(r) for r in results]
     print()
