@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
+
 from andgate.classify import (
     ItemFacts,
     Rules,
@@ -123,3 +127,15 @@ def test_one_accepted_invariant_among_several_declared_is_enough():
     source = "# INVARIANT: unknown\n# INVARIANT: kept\n"
     assert has_accepted_invariant(source, ["kept"])
     assert not has_accepted_invariant(source, ["other"])
+
+
+def test_the_accepted_invariants_may_come_from_any_iterable_read_once():
+    source = "# INVARIANT: unknown\n# INVARIANT: kept\n"
+    assert has_accepted_invariant(source, (text for text in ["kept"]))
+
+
+@pytest.mark.parametrize("value", [ITEM, Rules()], ids=type)
+def test_items_and_rules_are_immutable_values(value):
+    field = dataclasses.fields(value)[0].name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(value, field, None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import pytest
@@ -70,6 +71,13 @@ def test_valid_and_invalid_entries_keep_their_file_order():
     parsed = parse_freezes(text, SOURCE, 28)
     assert [f.id for f in parsed.valid] == ["a", "c"]
     assert [(p.index, p.id) for p in parsed.invalid] == [(1, "b")]
+
+
+def test_freezes_problems_and_freeze_sets_are_immutable():
+    parsed = parse_freezes(entry_yaml(ENTRY) + "x: 1\n", SOURCE, 28)
+    for value in (FROZEN, FreezeProblem(None, None, "m"), parsed):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            value.id = "other"  # type: ignore[misc]
 
 
 # -- dates and expiry ----------------------------------------------------------------------

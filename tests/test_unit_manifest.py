@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 
@@ -10,6 +11,7 @@ import pytest
 from andgate.errors import FreezeFileError, ManifestError
 from andgate.manifest import (
     FlakeClass,
+    Key,
     Manifest,
     OracleClass,
     PropertyClass,
@@ -119,6 +121,14 @@ def test_a_glob_may_contain_dots_inside_a_name():
 def test_a_lock_beside_a_fixtures_dir_that_extends_its_name_is_accepted():
     text = with_key("fixtures_dir: goldX\nlock_file: gold/locks.sha256")
     assert parse_manifest(text, "m.yaml").lock_file == "gold/locks.sha256"
+
+
+def test_validated_values_are_immutable():
+    parsed = parse_manifest(MINIMAL, "m.yaml")
+    values = [parsed, parsed.oracle, parsed.property, parsed.frozen_flake, Key("k", str)]
+    for value in values:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            value.globs = ()  # type: ignore[misc]
 
 
 # -- messages ----------------------------------------------------------------------------
