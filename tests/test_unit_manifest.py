@@ -10,6 +10,7 @@ import pytest
 
 from andgate.errors import FreezeFileError, ManifestError
 from andgate.manifest import (
+    DEFAULT_MANIFEST,
     FlakeClass,
     Key,
     Manifest,
@@ -61,6 +62,10 @@ def with_key(line: str) -> str:
 
 
 # -- defaults and values ------------------------------------------------------------------
+
+
+def test_the_default_manifest_path_is_the_documented_one():
+    assert DEFAULT_MANIFEST == "tests/trust_manifest.yaml"
 
 
 def test_a_minimal_manifest_takes_every_strict_default():
