@@ -2,18 +2,21 @@
 
     python tools/mutation.py --module verdict --module classify --json mutation.json
 
-A small AST mutator of our own rather than mutmut: mutmut's trampoline rewrites each
-function to dispatch on an environment variable inside the process it started, so code that
-andgate imports in a fresh interpreter (the plugin runs `classify` inside the user's pytest
-process) is never reached, and it needs its own config section and a `mutants/` copy of the
-tree. Here each mutant is written over the module file itself, so every importer, in any
-process, runs it; the original is restored afterwards, always (try/finally, plus a backup
-copy next to the module that a later run refuses to overwrite).
+A small AST mutator of our own rather than mutmut. mutmut 3 copies the tree into `mutants/`
+and turns every function into a trampoline that picks the mutant inside the test process; a
+process the code starts itself (the gate's pytest processes, where the plugin runs
+`classify`) imports the code from elsewhere and never meets the mutant, and mutmut needs a
+config section of its own. Here each mutant is written over the module file itself, so every
+importer, in any process, runs it; the original is restored afterwards, always
+(try/finally, plus a backup copy next to the module that a later run refuses to overwrite).
+Do not run other tests of the same checkout meanwhile: they would import the mutant.
 
 Each mutant changes one AST node: a comparison operator swapped, `and`/`or` swapped, a `not`
 dropped, a constant changed, a `return` made to return None, a statement in a function body
 removed, or an `if` condition replaced by True or False. The mapped fast test files run
-once per mutant (`pytest -x`, a timeout per mutant); a failing run kills the mutant. A
+once per mutant (`pytest -x`, a timeout per mutant) in a child forked from a parent that
+imported pytest once (`--fresh`: a new `python -m pytest` per mutant, about 3x slower); a
+failing run kills the mutant. A
 mutant that no test can tell from the original is listed with a reason in
 `tools/mutation_equivalent.txt` and left out of the score.
 """
@@ -286,6 +289,7 @@ class Result:
     description: str
     status: str  # killed, survived, equivalent (survived and listed), timeout
     seconds: float
+    listed: bool  # in tools/mutation_equivalent.txt
 
 
 def run_tests(tests: Sequence[str], timeout: float, cache: str, fresh: bool) -> str:
@@ -403,9 +407,11 @@ def run_module(args: argparse.Namespace, module: str, equivalent: dict[str, str]
             status = run_tests(tests, args.timeout, cache, args.fresh)
             if status == "survived" and mutant.id in equivalent:
                 status = "equivalent"
-            result = Result(mutant.id, mutant.line, mutant.description, status, 0.0)
-            result.seconds = round(time.monotonic() - started, 2)
-            results.append(result)
+            seconds = round(time.monotonic() - started, 2)
+            listed = mutant.id in equivalent
+            results.append(
+                Result(mutant.id, mutant.line, mutant.description, status, seconds, listed)
+            )
             if status in ("survived", "equivalent") or args.verbose:
                 print(f"  [{number}/{len(mutants)}] {status}: {mutant.id}", flush=True)
             elif number % 50 == 0:
@@ -413,33 +419,39 @@ def run_module(args: argparse.Namespace, module: str, equivalent: dict[str, str]
     return results
 
 
-def summary(module: str, results: list[Result], equivalent: dict[str, str]) -> dict[str, object]:
-    count = {s: sum(r.status == s for r in results) for s in ("killed", "timeout", "survived")}
-    eq = sum(r.status == "equivalent" for r in results)
-    killed = count["killed"] + count["timeout"]
-    scored = len(results) - eq
-    wrongly_listed = [
-        r.id for r in results if r.id in equivalent and r.status in ("killed", "timeout")
-    ]
-    return {
-        "module": module,
-        "mutants": len(results),
-        "killed": killed,
-        "survived": count["survived"],
-        "equivalent": eq,
-        "score": round(100.0 * killed / scored, 1) if scored else 100.0,
-        "listed_equivalent_but_killed": wrongly_listed,
-    }
+@dataclass(frozen=True)
+class Summary:
+    module: str
+    mutants: int
+    killed: int  # timeouts included
+    survived: int
+    equivalent: int  # survived and listed: left out of the score
+    score: float  # killed / (mutants - equivalent), in percent
+    listed_but_killed: tuple[str, ...]  # entries of the list that a test kills after all
 
 
-def print_summary(row: dict[str, object]) -> None:
+def summary(module: str, results: list[Result]) -> Summary:
+    killed = sum(r.status in ("killed", "timeout") for r in results)
+    equivalent = sum(r.status == "equivalent" for r in results)
+    scored = len(results) - equivalent
+    return Summary(
+        module=module,
+        mutants=len(results),
+        killed=killed,
+        survived=sum(r.status == "survived" for r in results),
+        equivalent=equivalent,
+        score=round(100.0 * killed / scored, 1) if scored else 100.0,
+        listed_but_killed=tuple(r.id for r in results if r.listed and r.status != "equivalent"),
+    )
+
+
+def print_summary(row: Summary) -> None:
     print(
-        f"{row['module']:<11} mutants {row['mutants']:>4}  killed {row['killed']:>4}  "
-        f"survived {row['survived']:>3}  equivalent {row['equivalent']:>3}  "
-        f"score {row['score']:>5}%",
+        f"{row.module:<11} mutants {row.mutants:>4}  killed {row.killed:>4}  "
+        f"survived {row.survived:>3}  equivalent {row.equivalent:>3}  score {row.score:>5}%",
         flush=True,
     )
-    for ident in row["listed_equivalent_but_killed"]:  # type: ignore[attr-defined]
+    for ident in row.listed_but_killed:
         print(f"  listed as equivalent but killed (remove it from the list): {ident}")
 
 
@@ -501,16 +513,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             print(f"interrupted; src/andgate/{module}.py is restored", file=sys.stderr)
             return 130
-        rows.append(summary(module, results, equivalent))
+        rows.append(summary(module, results))
         everything[module] = [asdict(r) for r in results]
     print()
     for row in rows:
         print_summary(row)
     if args.json:
-        payload = {"summary": rows, "mutants": everything}
+        payload = {"summary": [asdict(r) for r in rows], "mutants": everything}
         args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    low = [r for r in rows if float(r["score"]) < args.fail_under]  # type: ignore[arg-type]
-    return 1 if low else 0
+    return 1 if any(r.score < args.fail_under for r in rows) else 0
 
 
 if __name__ == "__main__":
