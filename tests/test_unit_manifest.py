@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import re
+import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -335,6 +338,38 @@ def test_nesting_too_deep_says_to_flatten_it():
     assert yaml_error("[" * 500 + "]" * 500) == (
         "f.yaml: invalid YAML: nested too deeply; flatten it"
     )
+
+
+@contextlib.contextmanager
+def stack_budget(frames: int) -> Iterator[None]:
+    """Fix the frames left above the caller, so a nesting depth means the same under any
+    runner (pytest, its plugins and xdist each add frames of their own)."""
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + frames)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def test_values_nest_as_deep_as_the_parser_allows():
+    # Nested values are built lazily, so building adds no recursion to parsing: 245 levels
+    # parse in 1000 frames, and would not if every value were built at once.
+    with stack_budget(1000):
+        loaded = load_yaml("{a: " * 245 + "1" + "}" * 245, "f.yaml", FreezeFileError)
+    for _ in range(245):
+        loaded = loaded["a"]
+    assert loaded == 1
+
+
+def test_a_key_nested_too_deeply_is_nested_too_deeply():
+    # A key is built whole before its hash is tried; at 285 levels that exceeds 1000 frames.
+    text = "? " + "[" * 285 + "]" * 285 + "\n: 1\n"
+    with stack_budget(1000):
+        assert yaml_error(text) == "f.yaml: invalid YAML: nested too deeply; flatten it"
 
 
 def test_python_tags_are_refused():

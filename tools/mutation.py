@@ -392,7 +392,7 @@ def _source(module: str) -> str:
 def run_module(args: argparse.Namespace, module: str, equivalent: dict[str, str]) -> list[Result]:
     path = PACKAGE / f"{module}.py"
     source = path.read_text(encoding="utf-8")
-    mutants = [m for m in enumerate_mutants(module, source) if args.only in (None, m.line)]
+    mutants = [m for m in enumerate_mutants(module, source) if not args.only or m.line in args.only]
     tests = args.tests or TESTS[module]
     results = []
     with tempfile.TemporaryDirectory(prefix="andgate-mutation-") as cache, ModuleFile(path) as f:
@@ -476,7 +476,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--list", action="store_true", help="list the mutants; run nothing")
     parser.add_argument("--json", type=Path, help="write every result to this JSON file")
-    parser.add_argument("--only", type=int, help="only the mutants on this line")
+    parser.add_argument(
+        "--only", type=int, action="append", help="only the mutants on this line (repeatable)"
+    )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant")
     parser.add_argument(
         "--fail-under", type=float, default=90.0, help="exit 1 when a score is lower"
@@ -499,7 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list:
         for module in modules:
             for m in enumerate_mutants(module, _source(module)):
-                if args.only in (None, m.line):
+                if not args.only or m.line in args.only:
                     mark = "  (equivalent)" if m.id in equivalent else ""
                     print(f"{m.id}{mark}")
         return 0
