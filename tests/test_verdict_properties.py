@@ -36,6 +36,7 @@ from andgate.verdict import decide
 
 ORACLE_PASSES = {Outcome.PASSED}  # "skipped, xfailed, xpassed, errors or fails does not pass"
 # "skips, xfails and non-strict xpasses are not failures"; an absent test is never a pass.
+# Threat model R3: an untrusted item that passes on a rerun is a pass.
 UNTRUSTED_PASSES = {
     Outcome.PASSED,
     Outcome.SKIPPED,

@@ -1,0 +1,107 @@
+"""The authorship sort, one rule per test (pure: no git, no pytest process)."""
+
+from __future__ import annotations
+
+from andgate import paths
+from andgate.authorship import is_oracle_side, is_trust_root, sort_changes, valid_approvers
+from andgate.git import Change
+from andgate.manifest import parse_manifest
+from harness import MANIFEST
+
+M = parse_manifest(MANIFEST, "tests/trust_manifest.yaml")
+WITH_PRODUCTION_GLOBS = parse_manifest(
+    MANIFEST + 'production_globs: ["lib/**"]\n', "tests/trust_manifest.yaml"
+)
+TESTS_FOLDER = paths.TestSide(folders=("checks",))
+
+
+def never(path: str) -> bool:
+    return False
+
+
+def modified(*paths: str) -> list[Change]:
+    return [Change("M", p, p, "100644", "100644") for p in paths]
+
+
+def sort(*paths: str, manifest=M, test_side=TESTS_FOLDER, differs=never, approved=()):
+    return sort_changes(
+        modified(*paths),
+        manifest,
+        is_oracle_file=lambda p: p.startswith("tests/oracles/test_"),
+        config_differs=differs,
+        approved_by=approved,
+        test_side=test_side,
+    )
+
+
+def test_each_oracle_side_kind_is_oracle_side():
+    for path in (
+        "tests/oracles/test_x.py",
+        "tests/oracles/fixtures/a.json",
+        "tests/oracles/known_bad/kb.patch",
+        "tests/oracles/locks.sha256",
+    ):
+        assert is_oracle_side(path, M, lambda p: p == "tests/oracles/test_x.py"), path
+
+
+def test_a_production_file_is_not_oracle_side():
+    assert not is_oracle_side("lib/x.py", M, never)
+
+
+def test_the_manifest_freeze_file_invariants_and_any_conftest_are_trust_roots():
+    for path in (
+        "tests/trust_manifest.yaml",
+        "tests/flakes/freeze.yaml",
+        "tests/properties/INVARIANTS.md",
+        "deep/pkg/conftest.py",
+    ):
+        assert is_trust_root(path, M, never), path
+
+
+def test_a_pytest_config_file_is_a_trust_root_only_when_pytest_would_read_it_differently():
+    assert is_trust_root("pytest.ini", M, lambda p: True)
+    assert not is_trust_root("pytest.ini", M, never)
+    assert not is_trust_root("lib/x.py", M, lambda p: True)
+
+
+def test_valid_approvers_are_sorted_unique_base_owners():
+    owners = parse_manifest(MANIFEST.replace("owners: [alice]", "owners: [bob, alice]"), "m")
+    assert valid_approvers(["bob", "eve", "alice", "bob"], owners) == ("alice", "bob")
+
+
+def test_without_production_globs_a_test_side_path_is_a_test_and_the_rest_production():
+    facts = sort("checks/test_a.py", "lib/x.py")
+    assert (facts.test_paths, facts.production_paths) == (("checks/test_a.py",), ("lib/x.py",))
+
+
+def test_with_production_globs_a_path_matching_none_is_neither_production_nor_test():
+    facts = sort("README.md", manifest=WITH_PRODUCTION_GLOBS)
+    assert (facts.test_paths, facts.production_paths) == ((), ())
+
+
+def test_with_production_globs_a_test_side_path_is_a_test():
+    facts = sort("checks/test_a.py", "lib/x.py", manifest=WITH_PRODUCTION_GLOBS)
+    assert (facts.test_paths, facts.production_paths) == (("checks/test_a.py",), ("lib/x.py",))
+
+
+def test_oracle_and_trust_root_paths_are_sorted_and_kept_apart():
+    facts = sort("tests/oracles/test_b.py", "conftest.py", "tests/oracles/test_a.py")
+    assert facts.oracle_paths == ("tests/oracles/test_a.py", "tests/oracles/test_b.py")
+    assert facts.trust_root_paths == ("conftest.py",)
+    assert facts.production_paths == ()
+
+
+def test_approvals_and_the_owner_rule_are_carried_into_the_facts():
+    facts = sort("lib/x.py", approved=("alice",))
+    assert facts.approved_by == ("alice",)
+    assert facts.require_human_owner is True
+
+
+def test_a_plain_config_callable_records_no_reasons():
+    assert sort("pytest.ini", differs=lambda p: True).trust_root_why == ()
+
+
+def test_config_reasons_name_only_changed_trust_root_config_files():
+    differs = paths.ConfigChanges({"tox.ini": "pytest settings differ (addopts)"})
+    facts = sort("tox.ini", "conftest.py", differs=differs)
+    assert facts.trust_root_why == (("tox.ini", "pytest settings differ (addopts)"),)

@@ -1,0 +1,403 @@
+"""The verdict's rules, one fact at a time (pure: `decide` reads only `Facts`)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from andgate.records import (
+    Bit,
+    ChangeFacts,
+    ClassFacts,
+    Decision,
+    Facts,
+    Finding,
+    FreezeFacts,
+    ItemResult,
+    KnownBadFacts,
+    LockFacts,
+    OracleFacts,
+    Outcome,
+    PropertyFacts,
+    Reason,
+    ReplayFacts,
+    Warning_,
+)
+from andgate.verdict import (
+    SCHEMA,
+    authorship_findings,
+    decide,
+    freeze_findings,
+    known_bad_findings,
+    lock_findings,
+    oracle_findings,
+    property_findings,
+    untrusted_findings,
+)
+
+PASSED_ORACLE = ItemResult("tests/oracles/test_o.py::test_o", Outcome.PASSED)
+SEEDED = PropertyFacts(
+    results=(ItemResult("tests/p.py::test_p", Outcome.PASSED),),
+    files={"tests/p.py": ("tests/p.py::test_p",)},
+    seeds={"tests/p.py::test_p": (1,)},
+)
+BITES = ReplayFacts("kb.patch", applied=True, failed=(PASSED_ORACLE.nodeid,))
+CLEAN = Facts(
+    changes=ChangeFacts(),
+    lock=LockFacts(),
+    oracle=OracleFacts(results=(PASSED_ORACLE,)),
+    known_bad=KnownBadFacts(replays=(BITES,)),
+    property=SEEDED,
+    freezes=FreezeFacts(),
+    untrusted=ClassFacts(),
+)
+PHASES = {
+    "changes": Bit.AUTHORSHIP,
+    "lock": Bit.LOCKS,
+    "oracle": Bit.ORACLE,
+    "known_bad": Bit.KNOWN_BAD,
+    "property": Bit.PROPERTY,
+    "freezes": Bit.FREEZE,
+    "untrusted": Bit.UNTRUSTED,
+}
+
+
+def facts(**changes) -> Facts:
+    return dataclasses.replace(CLEAN, **changes)
+
+
+def codes(findings) -> list[str]:
+    return [f.code.value for f in findings]
+
+
+# -- decide ----------------------------------------------------------------------------
+
+
+def test_every_phase_recorded_and_clean_allows_with_exit_code_0():
+    verdict = decide(CLEAN)
+    assert (verdict.decision, verdict.reasons, verdict.exit_code) == (Decision.ALLOW, (), 0)
+    assert verdict.allowed and not verdict.could_not_run
+    assert verdict.bits == {bit: True for bit in Bit}
+
+
+@pytest.mark.parametrize("phase", sorted(PHASES))
+def test_a_phase_never_recorded_blocks_with_its_bit_false(phase):
+    verdict = decide(facts(**{phase: None}))
+    assert verdict.decision is Decision.BLOCK
+    assert not verdict.allowed
+    assert [bit for bit, ok in verdict.bits.items() if not ok] == [PHASES[phase]]
+
+
+def test_a_failing_phase_clears_only_its_own_bit_and_exits_1():
+    verdict = decide(facts(lock=LockFacts(missing=("f.json",))))
+    assert [bit for bit, ok in verdict.bits.items() if not ok] == [Bit.LOCKS]
+    assert codes(verdict.reasons) == ["LOCK_MISMATCH"]
+    assert (verdict.allowed, verdict.could_not_run, verdict.exit_code) == (False, False, 1)
+
+
+def test_a_manifest_error_blocks_with_exit_code_2_even_when_every_bit_holds():
+    verdict = decide(facts(manifest_error="m.yaml: bad"))
+    assert verdict.reasons == (Finding(Reason.MANIFEST_INVALID, "m.yaml: bad"),)
+    assert all(verdict.bits.values())
+    assert (verdict.allowed, verdict.could_not_run, verdict.exit_code) == (False, True, 2)
+
+
+def test_each_gate_error_is_a_reason_with_exit_code_2():
+    verdict = decide(facts(gate_errors=("git failed", "disk full")))
+    assert verdict.reasons == (
+        Finding(Reason.GATE_ERROR, "git failed"),
+        Finding(Reason.GATE_ERROR, "disk full"),
+    )
+    assert (verdict.decision, verdict.exit_code) == (Decision.BLOCK, 2)
+
+
+def test_recorded_warnings_are_kept_and_never_block():
+    warning = Finding(Warning_.UNCOMMITTED_CHANGES, "a.py")
+    verdict = decide(facts(warnings=(warning,)))
+    assert (verdict.allowed, verdict.warnings, verdict.reasons) == (True, (warning,), ())
+
+
+def test_rule_warnings_go_to_warnings_and_reasons_to_reasons():
+    verdict = decide(facts(freezes=FreezeFacts(expired=("e",), ineffective=("i",))))
+    assert codes(verdict.reasons) == ["FREEZE_EXPIRED"]
+    assert codes(verdict.warnings) == ["FREEZE_INEFFECTIVE"]
+
+
+def test_counts_are_copied_into_the_verdict():
+    assert decide(facts(counts={"oracle": 3})).counts == {"oracle": 3}
+
+
+def test_untrusted_failures_follow_fail_closed_untrusted():
+    failing = ClassFacts(results=(ItemResult("t.py::t", Outcome.FAILED),))
+    assert codes(decide(facts(untrusted=failing)).reasons) == ["UNTRUSTED_FAILED"]
+    relaxed = decide(facts(untrusted=failing, fail_closed_untrusted=False))
+    assert (relaxed.allowed, codes(relaxed.warnings)) == (True, ["UNTRUSTED_FAILED"])
+
+
+def test_a_verdict_cannot_be_changed_after_the_decision():
+    verdict = decide(CLEAN)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.decision = Decision.BLOCK  # type: ignore[misc]
+
+
+def test_the_verdict_schema_id_is_the_published_one():
+    assert SCHEMA == "andgate.verdict/1"
+
+
+# -- authorship --------------------------------------------------------------------------
+
+
+def test_an_approved_change_has_no_authorship_findings():
+    approved = ChangeFacts(oracle_paths=("o.py",), trust_root_paths=("c.py",), approved_by=("a",))
+    assert authorship_findings(approved) == []
+
+
+def test_an_unapproved_oracle_change_blocks_naming_the_path_and_the_case():
+    found = authorship_findings(ChangeFacts(oracle_paths=("o.py",), production_paths=("x.py",)))
+    assert found == [
+        Finding(
+            Reason.ORACLE_AUTHORSHIP,
+            "o.py changed without owner approval "
+            "(mixed change: production code and trust-root files together)",
+            Bit.AUTHORSHIP,
+        )
+    ]
+
+
+def test_without_require_human_owner_an_oracle_change_only_warns():
+    found = authorship_findings(ChangeFacts(oracle_paths=("o.py",), require_human_owner=False))
+    assert found == [
+        Finding(Warning_.ORACLE_CHANGED, "o.py changed (require_human_owner is false)")
+    ]
+
+
+def test_an_unapproved_trust_root_change_blocks_and_says_why_when_known():
+    changed = ChangeFacts(
+        trust_root_paths=("pytest.ini", "conftest.py"),
+        trust_root_why=(("pytest.ini", "addopts differ"),),
+    )
+    assert authorship_findings(changed) == [
+        Finding(
+            Reason.TRUST_ROOT_CHANGED,
+            "pytest.ini changed without owner approval (trust-root-only change): addopts differ",
+            Bit.AUTHORSHIP,
+        ),
+        Finding(
+            Reason.TRUST_ROOT_CHANGED,
+            "conftest.py changed without owner approval (trust-root-only change)",
+            Bit.AUTHORSHIP,
+        ),
+    ]
+
+
+# -- locks -------------------------------------------------------------------------------
+
+
+def test_every_lock_difference_is_one_mismatch_in_a_fixed_order():
+    lock = LockFacts(missing=("a",), extra=("b",), changed=("c",), problems=("bad line 3",))
+    assert [(f.code, f.detail, f.bit) for f in lock_findings(lock)] == [
+        (Reason.LOCK_MISMATCH, "a: listed in the lock but missing", Bit.LOCKS),
+        (Reason.LOCK_MISMATCH, "b: not in the lock file", Bit.LOCKS),
+        (Reason.LOCK_MISMATCH, "c: sha256 differs from the lock", Bit.LOCKS),
+        (Reason.LOCK_MISMATCH, "bad line 3", Bit.LOCKS),
+    ]
+
+
+# -- oracle ------------------------------------------------------------------------------
+
+
+def test_a_passing_oracle_has_no_findings():
+    assert oracle_findings(OracleFacts(results=(PASSED_ORACLE,))) == []
+
+
+@pytest.mark.parametrize(
+    "outcome", [o for o in Outcome if o is not Outcome.PASSED], ids=lambda o: o.name
+)
+def test_an_oracle_item_that_did_not_pass_fails_the_oracle(outcome):
+    found = oracle_findings(OracleFacts(results=(ItemResult("t.py::t", outcome),)))
+    assert found == [Finding(Reason.ORACLE_FAILED, f"t.py::t {outcome.value}", Bit.ORACLE)]
+
+
+def test_a_failure_detail_ends_with_the_last_message_line_cut_at_200_characters():
+    message = "first line\n" + "x" * 250 + "\n\n"
+    found = oracle_findings(OracleFacts(results=(ItemResult("t::t", Outcome.FAILED, message),)))
+    assert found[0].detail == "t::t failed: " + "x" * 200
+
+
+def test_a_failure_detail_with_a_short_last_line_keeps_all_of_it():
+    message = "E   assert 1 == 2\nt.py:3: AssertionError"
+    found = oracle_findings(OracleFacts(results=(ItemResult("t::t", Outcome.FAILED, message),)))
+    assert found[0].detail == "t::t failed: t.py:3: AssertionError"
+
+
+def test_a_class_error_and_collection_errors_come_first():
+    oracle = OracleFacts(
+        results=(ItemResult("t::t", Outcome.ERROR),), collection_errors=("t2.py: boom",), error="x"
+    )
+    assert oracle_findings(oracle) == [
+        Finding(Reason.GATE_ERROR, "x", Bit.ORACLE),
+        Finding(Reason.COLLECTION_ERROR, "t2.py: boom", Bit.ORACLE),
+        Finding(Reason.ORACLE_FAILED, "t::t error", Bit.ORACLE),
+    ]
+
+
+def test_a_pinned_oracle_item_missing_on_head_fails_and_is_not_no_oracle():
+    found = oracle_findings(OracleFacts(pinned_missing=("t::gone",)))
+    assert found == [Finding(Reason.ORACLE_FAILED, "t::gone missing on head", Bit.ORACLE)]
+
+
+def test_an_empty_oracle_class_is_no_oracle():
+    found = oracle_findings(OracleFacts())
+    assert found == [Finding(Reason.NO_ORACLE, "no oracle item was collected", Bit.ORACLE)]
+
+
+def test_an_oracle_process_error_is_not_also_no_oracle():
+    assert codes(oracle_findings(OracleFacts(error="crashed"))) == ["GATE_ERROR"]
+
+
+def test_a_not_applicable_oracle_skip_is_a_warning():
+    oracle = OracleFacts(results=(PASSED_ORACLE,), not_applicable=("t::w skipped on win32",))
+    assert oracle_findings(oracle) == [Finding(Warning_.ORACLE_SKIPPED, "t::w skipped on win32")]
+
+
+# -- property ----------------------------------------------------------------------------
+
+
+def test_a_seeded_passing_property_class_has_no_findings():
+    assert property_findings(SEEDED) == []
+
+
+def test_a_failing_property_item_is_property_failed():
+    failing = dataclasses.replace(SEEDED, results=(ItemResult("t::p", Outcome.SKIPPED),))
+    assert property_findings(failing) == [
+        Finding(Reason.PROPERTY_FAILED, "t::p skipped", Bit.PROPERTY)
+    ]
+
+
+def test_an_empty_required_property_class_is_no_property_with_the_cause():
+    empty = PropertyFacts(empty_because="tests/properties/INVARIANTS.md is missing")
+    assert property_findings(empty) == [
+        Finding(
+            Reason.NO_PROPERTY,
+            "the property class is empty (require_property_class is true): "
+            "tests/properties/INVARIANTS.md is missing",
+            Bit.PROPERTY,
+        )
+    ]
+
+
+def test_an_empty_required_property_class_without_a_cause_says_only_that():
+    assert [f.detail for f in property_findings(PropertyFacts())] == [
+        "the property class is empty (require_property_class is true)"
+    ]
+
+
+def test_an_empty_property_class_that_is_not_required_is_fine():
+    assert property_findings(PropertyFacts(required=False)) == []
+
+
+def test_a_property_class_with_results_or_files_is_not_empty():
+    with_results = PropertyFacts(results=(ItemResult("t::p", Outcome.PASSED),))
+    with_files = PropertyFacts(files={"p.py": ("p::a",)}, seeds={"p::a": (3,)})
+    assert property_findings(with_results) == property_findings(with_files) == []
+
+
+def test_each_property_file_without_a_seeded_item_is_no_seeds_in_path_order():
+    unseeded = PropertyFacts(
+        files={"b.py": ("b::x",), "a.py": ("a::x",), "c.py": ("c::x", "c::y")},
+        seeds={"b::x": (), "c::y": ("hypothesis:7",)},
+    )
+    assert property_findings(unseeded) == [
+        Finding(Reason.NO_SEEDS, "a.py ran no item with a recorded seed", Bit.PROPERTY),
+        Finding(Reason.NO_SEEDS, "b.py ran no item with a recorded seed", Bit.PROPERTY),
+    ]
+
+
+def test_a_property_process_error_reports_only_the_error():
+    broken = PropertyFacts(files={"a.py": ("a::x",)}, error="crashed")
+    assert property_findings(broken) == [Finding(Reason.GATE_ERROR, "crashed", Bit.PROPERTY)]
+    assert property_findings(PropertyFacts(error="crashed")) == [
+        Finding(Reason.GATE_ERROR, "crashed", Bit.PROPERTY)
+    ]
+
+
+# -- known-bad ---------------------------------------------------------------------------
+
+
+def test_known_bad_replays_are_ignored_when_not_required():
+    assert known_bad_findings(KnownBadFacts(required=False)) == []
+
+
+def test_no_known_bad_fixture_is_no_known_bad():
+    assert known_bad_findings(KnownBadFacts()) == [
+        Finding(Reason.NO_KNOWN_BAD, "no *.patch fixture under known_bad_dir", Bit.KNOWN_BAD)
+    ]
+
+
+def test_a_fixture_the_oracles_catch_has_no_findings():
+    assert known_bad_findings(KnownBadFacts(replays=(BITES, BITES))) == []
+
+
+def test_each_replay_status_has_its_reason():
+    replays = (
+        ReplayFacts("err.patch", applied=True, error="worktree failed"),
+        BITES,
+        ReplayFacts("stale.patch", applied=False, problem="hunk 2 fails"),
+        ReplayFacts("green.patch", applied=True),
+    )
+    assert known_bad_findings(KnownBadFacts(replays=replays)) == [
+        Finding(Reason.GATE_ERROR, "known-bad err.patch: worktree failed", Bit.KNOWN_BAD),
+        Finding(
+            Reason.KNOWN_BAD_STALE,
+            "stale.patch does not apply to head: hunk 2 fails",
+            Bit.KNOWN_BAD,
+        ),
+        Finding(
+            Reason.ORACLE_NEUTRALIZED, "green.patch left every oracle item passing", Bit.KNOWN_BAD
+        ),
+    ]
+
+
+# -- freezes -----------------------------------------------------------------------------
+
+
+def test_freeze_findings_block_on_expired_and_invalid_and_warn_on_ineffective():
+    found = freeze_findings(FreezeFacts(expired=("e",), invalid=("v",), ineffective=("i",)))
+    assert found == [
+        Finding(Reason.FREEZE_EXPIRED, "e", Bit.FREEZE),
+        Finding(Reason.FREEZE_INVALID, "v", Bit.FREEZE),
+        Finding(Warning_.FREEZE_INEFFECTIVE, "i"),
+    ]
+
+
+# -- untrusted ---------------------------------------------------------------------------
+
+UNTRUSTED_PASSES = [
+    Outcome.PASSED,
+    Outcome.SKIPPED,
+    Outcome.XFAILED,
+    Outcome.XPASSED,
+    Outcome.RERUN_PASSED,
+]
+
+
+@pytest.mark.parametrize("outcome", UNTRUSTED_PASSES, ids=lambda o: o.name)
+def test_an_untrusted_pass_skip_or_xfail_is_not_a_failure(outcome):
+    assert untrusted_findings(ClassFacts(results=(ItemResult("t::u", outcome),)), True) == []
+
+
+@pytest.mark.parametrize(
+    "outcome", [Outcome.FAILED, Outcome.ERROR, Outcome.MISSING], ids=lambda o: o.name
+)
+def test_an_untrusted_failure_error_or_missing_item_blocks(outcome):
+    found = untrusted_findings(ClassFacts(results=(ItemResult("t::u", outcome),)), True)
+    assert found == [Finding(Reason.UNTRUSTED_FAILED, f"t::u {outcome.value}", Bit.UNTRUSTED)]
+
+
+def test_fail_open_untrusted_turns_only_failures_into_warnings():
+    facts = ClassFacts(results=(ItemResult("t::u", Outcome.FAILED),), collection_errors=("c",))
+    assert untrusted_findings(facts, False) == [
+        Finding(Reason.COLLECTION_ERROR, "c", Bit.UNTRUSTED),
+        Finding(Warning_.UNTRUSTED_FAILED, "t::u failed"),
+    ]
