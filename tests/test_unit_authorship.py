@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from andgate import paths
 from andgate.authorship import is_oracle_side, is_trust_root, sort_changes, valid_approvers
 from andgate.git import Change
@@ -105,3 +107,12 @@ def test_config_reasons_name_only_changed_trust_root_config_files():
     differs = paths.ConfigChanges({"tox.ini": "pytest settings differ (addopts)"})
     facts = sort("tox.ini", "conftest.py", differs=differs)
     assert facts.trust_root_why == (("tox.ini", "pytest settings differ (addopts)"),)
+
+
+@pytest.mark.parametrize(
+    "path", [".gitattributes", "tests/.gitattributes", "src/pkg/.gitattributes"]
+)
+def test_any_gitattributes_is_a_trust_root(path):
+    assert is_trust_root(path, M, never)
+    facts = sort(path)
+    assert facts.trust_root_paths == (path,) and facts.production_paths == ()

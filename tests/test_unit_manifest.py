@@ -374,3 +374,40 @@ def test_a_key_nested_too_deeply_is_nested_too_deeply():
 
 def test_python_tags_are_refused():
     assert re.search(r"could not determine a constructor", yaml_error("a: !!python/none x\n"))
+
+
+def test_the_keys_of_the_real_project_and_github_issues_parse_with_strict_defaults():
+    default = parse_manifest(MINIMAL, "m.yaml")
+    assert default.test_support_globs == ()
+    assert default.scrub_env == ()
+    assert default.require_discriminating_tests is False
+    assert default.approval_sources == ("cli", "env", "github-reviews")
+    assert dict(default.production_scan_allow) == {}
+    given = parse_manifest(
+        MINIMAL
+        + 'test_support_globs: ["support/**"]\nscrub_env: ["DEPLOY_*"]\n'
+        + "require_discriminating_tests: true\napprovals: {sources: [github-reviews]}\n"
+        + 'production_scan: {allow: {"src/plugin/**": [harness_reference]}}\n',
+        "m.yaml",
+    )
+    assert given.test_support_globs == ("support/**",)
+    assert given.scrub_env == ("DEPLOY_*",)
+    assert given.require_discriminating_tests is True
+    assert given.approval_sources == ("github-reviews",)
+    assert {k: sorted(v) for k, v in given.production_scan_allow.items()} == {
+        "src/plugin/**": ["harness_reference"]
+    }
+
+
+@pytest.mark.parametrize(
+    "line, fragment",
+    [
+        ("require_discriminating_tests: 1", "require_discriminating_tests must be true or false"),
+        ("scrub_env: DEPLOY_KEY", "scrub_env must be a list of non-empty strings"),
+        ("test_support_globs: [../x]", "must be relative to the repository root"),
+        ("approvals: {sources: [slack]}", "unknown source 'slack'"),
+        ("production_scan: {allow: {a: [nope]}}", "unknown construct 'nope'"),
+    ],
+)
+def test_bad_values_of_the_new_keys_are_manifest_invalid(line, fragment):
+    assert fragment in manifest_error(with_key(line))

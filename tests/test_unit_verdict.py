@@ -11,6 +11,7 @@ from andgate.records import (
     ChangeFacts,
     ClassFacts,
     Decision,
+    DiscriminationFacts,
     Facts,
     Finding,
     FreezeFacts,
@@ -28,6 +29,7 @@ from andgate.verdict import (
     SCHEMA,
     authorship_findings,
     decide,
+    discrimination_findings,
     freeze_findings,
     known_bad_findings,
     lock_findings,
@@ -401,3 +403,95 @@ def test_fail_open_untrusted_turns_only_failures_into_warnings():
         Finding(Reason.COLLECTION_ERROR, "c", Bit.UNTRUSTED),
         Finding(Warning_.UNTRUSTED_FAILED, "t::u failed"),
     ]
+
+
+# -- the rules added with production-side cheats and the discrimination report --------
+
+
+def test_production_findings_block_unless_approved_and_literals_always_warn():
+    facts = ChangeFacts(
+        production_paths=("pkg/a.py",),
+        suspicious=("pkg/a.py:3: harness reference [harness_reference]",),
+        oracle_literals=("pkg/a.py:9: 'hello-world' [oracle_literal]",),
+    )
+    found = authorship_findings(facts)
+    assert [(f.code, f.bit) for f in found] == [
+        (Warning_.ORACLE_LITERAL, None),
+        (Reason.PRODUCTION_SUSPICIOUS, Bit.AUTHORSHIP),
+    ]
+    assert found[0].detail == "pkg/a.py:9: 'hello-world' [oracle_literal]"
+    assert found[1].detail == (
+        "pkg/a.py:3: harness reference [harness_reference]; an owner reviews it or approves"
+    )
+    approved = authorship_findings(dataclasses.replace(facts, approved_by=("alice",)))
+    assert [f.code for f in approved] == [Warning_.ORACLE_LITERAL]
+    verdict = decide(dataclasses.replace(CLEAN, changes=facts))
+    assert verdict.decision is Decision.BLOCK and not verdict.bits[Bit.AUTHORSHIP]
+
+
+def test_platform_skips_are_warnings_that_never_block():
+    oracle = OracleFacts(
+        results=(PASSED_ORACLE,), not_applicable=("t.py::t skipped: py4 (skipped on base too)",)
+    )
+    found = oracle_findings(oracle)
+    assert [(f.code, f.detail) for f in found] == [
+        (Warning_.ORACLE_SKIPPED, "t.py::t skipped: py4 (skipped on base too)")
+    ]
+    assert decide(dataclasses.replace(CLEAN, oracle=oracle)).decision is Decision.ALLOW
+
+
+def test_a_pass_on_rerun_fails_an_oracle_and_passes_an_untrusted_item():
+    rerun = ItemResult("t.py::t", Outcome.RERUN_PASSED, "assert 1 == 2")
+    assert [f.detail for f in oracle_findings(OracleFacts(results=(rerun,)))] == [
+        "t.py::t passed only on rerun: assert 1 == 2"
+    ]
+    assert untrusted_findings(ClassFacts(results=(rerun,)), fail_closed=True) == []
+
+
+def blind_facts(**changes: object) -> DiscriminationFacts:
+    fields: dict[str, object] = {
+        "items": (("t/a.py::blind", ()), ("t/b.py::sees", ("mutant x",))),
+        "against": ("known-bad kb", "mutant x"),
+    }
+    fields.update(changes)
+    return DiscriminationFacts(**fields)  # type: ignore[arg-type]
+
+
+def test_tests_that_discriminate_nothing_are_a_warning_by_default():
+    found = discrimination_findings(blind_facts())
+    assert [(f.code, f.bit) for f in found] == [(Warning_.AGENT_TESTS_DISCRIMINATE_NOTHING, None)]
+    assert found[0].detail == (
+        "1 of 2 tests the change adds discriminate nothing: they pass against all 2 broken "
+        "versions of head tried (known-bad fixtures, mutants of the lines it touched): "
+        "t/a.py::blind"
+    )
+    verdict = decide(dataclasses.replace(CLEAN, discrimination=blind_facts()))
+    assert verdict.decision is Decision.ALLOW
+
+
+def test_require_discriminating_tests_makes_them_block_the_untrusted_bit():
+    found = discrimination_findings(blind_facts(required=True))
+    assert [(f.code, f.bit) for f in found] == [
+        (Reason.AGENT_TESTS_DISCRIMINATE_NOTHING, Bit.UNTRUSTED)
+    ]
+    verdict = decide(dataclasses.replace(CLEAN, discrimination=blind_facts(required=True)))
+    assert verdict.decision is Decision.BLOCK and not verdict.bits[Bit.UNTRUSTED]
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"items": (("t/b.py::sees", ("mutant x",)),)},  # every test discriminates
+        {"against": ()},  # nothing broken ran: nothing to say
+        {"items": ()},
+    ],
+)
+def test_no_discrimination_finding_when_nothing_is_blind_or_nothing_ran(changes):
+    assert discrimination_findings(blind_facts(required=True, **changes)) == []
+
+
+def test_more_than_five_blind_tests_are_counted_after_the_first_five():
+    items = tuple((f"t.py::t{i}", ()) for i in range(7))
+    (found,) = discrimination_findings(blind_facts(items=items))
+    assert found.detail.startswith("7 of 7 tests")
+    assert found.detail.endswith("t.py::t0, t.py::t1, t.py::t2, t.py::t3, t.py::t4 and 2 more")
