@@ -8,7 +8,7 @@ change. Either blocks unless an owner from the *base* manifest approved.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import PurePosixPath
 
 from andgate.git import Change
@@ -36,6 +36,15 @@ def is_trust_root(path: str, manifest: Manifest, config_differs: Callable[[str],
     if is_gitattributes(path):
         return True  # it can rewrite base's oracle files on checkout (filters, eol)
     return is_pytest_config_name(path) and config_differs(path)
+
+
+def oracle_file_rule(manifest: Manifest, holders: Collection[str]) -> Callable[[str], bool]:
+    """Is a path an oracle-class file? With oracle markers, only a globbed file that
+    held an oracle item on base or head (`holders`) counts."""
+    oracle = manifest.oracle
+    if not oracle.markers:
+        return lambda path: matches(path, oracle.globs)
+    return lambda path: matches(path, oracle.globs) and path in holders
 
 
 def valid_approvers(names: Iterable[str], manifest: Manifest) -> tuple[str, ...]:

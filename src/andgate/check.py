@@ -15,12 +15,11 @@ from __future__ import annotations
 import datetime as dt
 import os
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from andgate.approvals import gather_approvals
-from andgate.authorship import sort_changes
+from andgate.authorship import oracle_file_rule, sort_changes
 from andgate.cache import default_cache_dir
 from andgate.config import BaseConfig, load_base_config
 from andgate.errors import AndgateError, Interrupted, ManifestError
@@ -31,7 +30,7 @@ from andgate.installed import find_installed_project
 from andgate.inventory import build_inventory, ineffective_freezes
 from andgate.locks import lock_facts
 from andgate.manifest import DEFAULT_MANIFEST
-from andgate.paths import ConfigChanges, config_changes, matches
+from andgate.paths import ConfigChanges, config_changes
 from andgate.phases.context import PhaseContext
 from andgate.phases.discrimination import run_discrimination
 from andgate.phases.oracle import run_oracle_phase
@@ -44,9 +43,8 @@ from andgate.records import Finding, Role, Warning_
 from andgate.refs import resolve_base, uncommitted_warning
 from andgate.report import (
     Artifacts,
-    ArtifactsFolder,
     ReportContext,
-    claim_artifacts,
+    claim_artifacts_for,
     write_artifacts,
 )
 from andgate.run import DEFAULT_TIMEOUT, RunEnvironment
@@ -83,7 +81,7 @@ def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
     one is refused at once (one line, exit 2), and nothing a test plants there
     later can make andgate write through a symlink."""
     state = CheckState()
-    folder = _artifacts_dir(opts)
+    folder = claim_artifacts_for(opts.repo, opts.artifacts)
     try:
         _gate_failing_closed(opts, state)
         verdict = decide(state.facts())
@@ -135,7 +133,9 @@ def _gate(opts: CheckOptions, state: CheckState) -> None:
     state.patches = {f.name: f.patch.decode("utf-8", "replace") for f in config.known_bad}
     state.live_freezes = config.freezes.live(opts.today)
     changes = git.diff_raw(base, head)
-    differs = _config_differs(git, base, head, changes)
+    differs = config_changes(
+        changes, lambda p: git.read_blob(base, p), lambda p: git.read_blob(head, p)
+    )
     scan = scan_change(git, base, head, changes, config, differs)  # before any test runs
     state.warnings += [
         Finding(Warning_.ORACLE_FROM_PRODUCTION, d) for d in scan.oracle_from_production
@@ -150,7 +150,7 @@ def _gate(opts: CheckOptions, state: CheckState) -> None:
         sort_changes(
             changes,
             config.manifest,
-            is_oracle_file=_oracle_file_rule(config, state),
+            is_oracle_file=oracle_file_rule(config.manifest, _oracle_holders(state)),
             config_differs=differs,
             approved_by=approvers,
             test_side=config.test_side,
@@ -213,23 +213,11 @@ def _run_phases(
     state.annotate_junit()
 
 
-def _config_differs(git: Git, base: str, head: str, changes: list[Change]) -> ConfigChanges:
-    """Which pytest config files changed in a way pytest sees (parsed, not text), and why."""
-    return config_changes(
-        changes, lambda path: git.read_blob(base, path), lambda path: git.read_blob(head, path)
-    )
-
-
-def _oracle_file_rule(config: BaseConfig, state: CheckState) -> Callable[[str], bool]:
-    """Is a path an oracle-class file? With oracle markers, only a globbed file
-    that held an oracle item on base or head counts."""
-    oracle = config.manifest.oracle
-    if not oracle.markers:
-        return lambda path: matches(path, oracle.globs)
+def _oracle_holders(state: CheckState) -> set[str]:
+    """Files that held an oracle item on head or on base (for oracle markers)."""
     holders = {r.facts.path for r in state.inventory if r.cls == Role.ORACLE}
     base = state.runs.get(RunName.BASE_ORACLE)
-    holders |= {i.facts.path for i in base.selected(Role.ORACLE)} if base else set()
-    return lambda path: matches(path, oracle.globs) and path in holders
+    return holders | ({i.facts.path for i in base.selected(Role.ORACLE)} if base else set())
 
 
 def _report_context(opts: CheckOptions, state: CheckState, verdict: Verdict) -> ReportContext:
@@ -250,24 +238,3 @@ def _report_context(opts: CheckOptions, state: CheckState, verdict: Verdict) -> 
         freezes=state.live_freezes,
         discrimination=state.discrimination,
     )
-
-
-def _artifacts_dir(opts: CheckOptions) -> ArtifactsFolder:
-    """`--artifacts`, else `artifacts/` at the repository's top, claimed with what
-    the refusals need to know: the repository's top and its git folders."""
-    if opts.artifacts is None and not opts.repo.is_dir():
-        # Never create a folder the user mistyped just to put artifacts in it.
-        raise AndgateError(
-            f"{opts.repo}: no such directory, so no artifacts were written; "
-            "pass --repo DIR naming a git checkout"
-        )
-    git = Git(opts.repo)
-    try:
-        lines = git.out("rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
-        top, git_dir, common = lines.splitlines()
-    except (AndgateError, ValueError):
-        repo, git_dirs = None, ()  # not a repository: the gate says so
-    else:
-        repo, git_dirs = Path(top), (Path(git_dir), opts.repo / common)
-    path = opts.artifacts if opts.artifacts is not None else (repo or opts.repo) / "artifacts"
-    return claim_artifacts(path, repo=repo, git_dirs=git_dirs)

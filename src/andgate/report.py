@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from andgate.errors import AndgateError
+from andgate.git import Git
 from andgate.inventory import Record
 from andgate.records import (
     Bit,
@@ -576,3 +577,24 @@ def merge_junit(documents: Sequence[bytes]) -> bytes | None:
             return None
         merged.extend(list(root) if root.tag == "testsuites" else [root])
     return ET.tostring(merged, encoding="utf-8", xml_declaration=True)
+
+
+def claim_artifacts_for(repo_arg: Path, artifacts: Path | None) -> ArtifactsFolder:
+    """`--artifacts`, else `artifacts/` at the repository's top, claimed with what
+    the refusals need to know: the repository's top and its git folders."""
+    if artifacts is None and not repo_arg.is_dir():
+        # Never create a folder the user mistyped just to put artifacts in it.
+        raise AndgateError(
+            f"{repo_arg}: no such directory, so no artifacts were written; "
+            "pass --repo DIR naming a git checkout"
+        )
+    git = Git(repo_arg)
+    try:
+        lines = git.out("rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
+        top, git_dir, common = lines.splitlines()
+    except (AndgateError, ValueError):
+        repo, git_dirs = None, ()  # not a repository: the gate says so
+    else:
+        repo, git_dirs = Path(top), (Path(git_dir), repo_arg / common)
+    path = artifacts if artifacts is not None else (repo or repo_arg) / "artifacts"
+    return claim_artifacts(path, repo=repo, git_dirs=git_dirs)
