@@ -590,7 +590,8 @@ def test_forked_writers_die_before_the_verdict_is_written(sample, tmp_path):
         run = sample.gate(head, artifacts=None)
     finally:
         kill_leftovers(pids)
-    assert len(recorded_pids(pids)) == 2
+    # two forgers per run of the test: the untrusted phase, and each discrimination run
+    assert len(recorded_pids(pids)) >= 2 and len(recorded_pids(pids)) % 2 == 0
     assert not any(alive(p) for p in recorded_pids(pids))
     written = json.loads((sample.path / "artifacts" / "verdict.json").read_text())
     assert written["verdict"] == "block" == run.verdict.decision.value
