@@ -495,3 +495,10 @@ def test_more_than_five_blind_tests_are_counted_after_the_first_five():
     (found,) = discrimination_findings(blind_facts(items=items))
     assert found.detail.startswith("7 of 7 tests")
     assert found.detail.endswith("t.py::t0, t.py::t1, t.py::t2, t.py::t3, t.py::t4 and 2 more")
+
+
+@pytest.mark.parametrize("count, tail", [(5, "t.py::t4"), (6, "t.py::t4 and 1 more")])
+def test_up_to_five_blind_tests_are_named_and_the_rest_counted(count, tail):
+    items = tuple((f"t.py::t{i}", ()) for i in range(count))
+    (found,) = discrimination_findings(blind_facts(items=items))
+    assert found.detail.endswith(tail)
