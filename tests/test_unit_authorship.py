@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from andgate import paths
-from andgate.authorship import is_oracle_side, is_trust_root, sort_changes, valid_approvers
+from andgate.authorship import (
+    is_oracle_side,
+    is_trust_root,
+    oracle_file_rule,
+    sort_changes,
+    valid_approvers,
+)
 from andgate.git import Change
 from andgate.manifest import parse_manifest
 from harness import MANIFEST
@@ -116,3 +122,20 @@ def test_any_gitattributes_is_a_trust_root(path):
     assert is_trust_root(path, M, never)
     facts = sort(path)
     assert facts.trust_root_paths == (path,) and facts.production_paths == ()
+
+
+def test_oracle_files_are_the_globbed_files_without_markers():
+    rule = oracle_file_rule(M, holders=())
+    assert rule("tests/oracles/test_a.py")
+    assert not rule("tests/test_a.py")
+
+
+def test_with_oracle_markers_only_globbed_files_that_held_an_oracle_item_count():
+    marked = parse_manifest(
+        MANIFEST.replace("    markers: []\n", "    markers: [oracle]\n", 1), "m.yaml"
+    )
+    assert marked.oracle.markers == ("oracle",)
+    rule = oracle_file_rule(marked, holders={"tests/oracles/test_a.py", "tests/test_b.py"})
+    assert rule("tests/oracles/test_a.py")
+    assert not rule("tests/oracles/test_c.py")  # globbed, but held no oracle item
+    assert not rule("tests/test_b.py")  # held one, but is not globbed
