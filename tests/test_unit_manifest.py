@@ -411,3 +411,39 @@ def test_the_keys_of_the_real_project_and_github_issues_parse_with_strict_defaul
 )
 def test_bad_values_of_the_new_keys_are_manifest_invalid(line, fragment):
     assert fragment in manifest_error(with_key(line))
+
+
+def test_the_approval_sources_refusal_names_the_field_and_the_valid_sources():
+    assert manifest_error(with_key("approvals: {sources: [cli, slack]}")) == (
+        "tests/trust_manifest.yaml: approvals.sources has unknown source 'slack'; "
+        "valid sources: cli, env, github-reviews"
+    )
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        (
+            "production_scan: {allow: [harness_reference]}",
+            "production_scan.allow must map path globs to lists of constructs, "
+            'e.g. {"src/myplugin/**": [harness_reference]}',
+        ),
+        (
+            "production_scan: {allow: {1: [harness_reference]}}",
+            "production_scan.allow key 1 must be a path glob string",
+        ),
+        (
+            "production_scan: {allow: {../x: [harness_reference]}}",
+            "production_scan.allow key glob '../x' must be relative to the repository root",
+        ),
+        (
+            "production_scan: {allow: {src/**: [nope]}}",
+            "production_scan.allow['src/**']: unknown construct 'nope'; valid names: "
+            "harness_reference, harness_env, stack_inspection, constant_comparison, "
+            "exit_at_import, shadowing_module, implicit_import, binary_file, gitattributes, "
+            "oracle_literal",
+        ),
+    ],
+)
+def test_production_scan_refusals_name_the_field_and_the_fix(line, message):
+    assert manifest_error(with_key(line)) == f"tests/trust_manifest.yaml: {message}"
