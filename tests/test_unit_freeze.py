@@ -214,3 +214,29 @@ def test_a_freeze_longer_than_max_freeze_days_is_refused():
         f"{SOURCE}: freezes[0] (id 'test_slow'): freeze lasts 20 days, over max_freeze_days (19); "
         "shorten it or fix the test"
     )
+
+
+def test_an_expired_freeze_has_one_message_with_its_fix_and_freeze_facts_sort_entries():
+    import datetime as dt
+
+    from andgate.freeze import freeze_facts
+    from andgate.records import FreezeFacts
+
+    text = (
+        "freezes:\n"
+        "  - {id: t_old, reason: r, first_seen: 2026-11-01, expires: 2026-11-10, owner: o}\n"
+        "  - {id: t_new, reason: r, first_seen: 2026-11-20, expires: 2026-12-10, owner: o}\n"
+        "  - {id: t_bad, reason: r, first_seen: x, expires: 2026-12-10, owner: o}\n"
+    )
+    freezes = parse_freezes(text, "f.yaml", 28)
+    (old,) = freezes.expired(dt.date(2026, 11, 25))
+    assert old.expired_message() == (
+        "'t_old' expired on 2026-11-10 (owner o); fix the test, or renew the freeze with an "
+        "owner's approval (andgate freeze prune, then freeze add)"
+    )
+    facts = freeze_facts(freezes, dt.date(2026, 11, 25), ["freeze 't_new' matches nothing"])
+    assert facts == FreezeFacts(
+        expired=(old.expired_message(),),
+        invalid=(freezes.invalid[0].message,),
+        ineffective=("freeze 't_new' matches nothing",),
+    )
