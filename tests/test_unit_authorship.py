@@ -10,7 +10,6 @@ from andgate.authorship import (
     is_trust_root,
     oracle_file_rule,
     sort_changes,
-    valid_approvers,
 )
 from andgate.git import Change
 from andgate.manifest import parse_manifest
@@ -70,11 +69,6 @@ def test_a_pytest_config_file_is_a_trust_root_only_when_pytest_would_read_it_dif
     assert is_trust_root("pytest.ini", M, lambda p: True)
     assert not is_trust_root("pytest.ini", M, never)
     assert not is_trust_root("lib/x.py", M, lambda p: True)
-
-
-def test_valid_approvers_are_sorted_unique_base_owners():
-    owners = parse_manifest(MANIFEST.replace("owners: [alice]", "owners: [bob, alice]"), "m")
-    assert valid_approvers(["bob", "eve", "alice", "bob"], owners) == ("alice", "bob")
 
 
 def test_without_production_globs_a_test_side_path_is_a_test_and_the_rest_production():

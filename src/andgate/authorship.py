@@ -47,12 +47,6 @@ def oracle_file_rule(manifest: Manifest, holders: Collection[str]) -> Callable[[
     return lambda path: matches(path, oracle.globs) and path in holders
 
 
-def valid_approvers(names: Iterable[str], manifest: Manifest) -> tuple[str, ...]:
-    """Only names listed in the base manifest's `owners` count."""
-    owners = set(manifest.owners)
-    return tuple(sorted({n for n in names if n in owners}))
-
-
 def sort_changes(
     changes: Iterable[Change],
     manifest: Manifest,

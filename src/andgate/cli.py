@@ -442,6 +442,7 @@ def _names(values: Sequence[str]) -> tuple[str, ...]:
 def cmd_check(args: argparse.Namespace) -> int:
     from andgate.cache import default_cache_dir
     from andgate.check import CheckOptions, run_check
+    from andgate.github import names_from_env
     from andgate.progress import Progress
 
     opts = CheckOptions(
@@ -450,7 +451,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         head=args.head,
         manifest=args.manifest,
         approved_by=_names(args.approved_by),
-        approved_by_env=_names(os.environ.get("ANDGATE_APPROVED_BY", "").split(",")),
+        approved_by_env=names_from_env(os.environ.get("ANDGATE_APPROVED_BY")),
         approvals=args.approvals,
         today=args.today or dt.date.today(),
         artifacts=args.artifacts,
