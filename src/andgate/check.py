@@ -13,6 +13,7 @@ gate itself ends as a recorded GATE_ERROR, and the artifacts are always written.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
 import traceback
 from dataclasses import dataclass, field, replace
@@ -20,9 +21,10 @@ from pathlib import Path
 
 from andgate.approvals import gather_approvals
 from andgate.authorship import oracle_file_rule, sort_changes
+from andgate.bundle import BundleKey
 from andgate.cache import default_cache_dir
 from andgate.config import BaseConfig, load_base_config
-from andgate.errors import AndgateError, Interrupted, ManifestError
+from andgate.errors import AndgateError, BundleError, Interrupted, ManifestError
 from andgate.freeze import freeze_facts
 from andgate.git import Change, Git
 from andgate.github import approved_logins
@@ -37,7 +39,7 @@ from andgate.phases.oracle import run_oracle_phase
 from andgate.phases.production import scan_change
 from andgate.phases.property import run_property_phase
 from andgate.phases.untrusted import run_untrusted_phase
-from andgate.plan import make_plan
+from andgate.plan import Plan, make_plan
 from andgate.progress import Progress
 from andgate.records import Finding, Role, Warning_
 from andgate.refs import resolve_base, uncommitted_warning
@@ -50,7 +52,9 @@ from andgate.report import (
 from andgate.run import DEFAULT_TIMEOUT, RunEnvironment
 from andgate.seeds import default_hypothesis_seed
 from andgate.state import CheckState, RunName
+from andgate.units import Split, plan_digest, work_units
 from andgate.verdict import Verdict, decide
+from andgate.work import Recorded, Work
 from andgate.worktree import scratch_dir, worktree_pool
 
 
@@ -72,6 +76,29 @@ class CheckOptions:
     progress: Progress | None = None  # status lines on stderr (the CLI's, unless --quiet)
     discrimination: bool = True  # do the tests the change adds fail against broken code?
     discrimination_budget: float = 60.0
+    split: Split | None = None  # --shard I/N: this machine's part only (combine: N)
+    combine: Combined | None = None  # `combine`: every unit's result, from the bundles
+
+    def bundle_options(self) -> dict[str, object]:
+        """The options every shard and the combine step must share."""
+        return {
+            "manifest": self.manifest,
+            "today": self.today.isoformat(),
+            "hypothesis_seed": self.hypothesis_seed,
+            "approved_by": list(self.approved_by),
+            "approved_by_env": list(self.approved_by_env),
+            "approvals": self.approvals,
+            "discrimination": self.discrimination,
+            "discrimination_budget": self.discrimination_budget,
+        }
+
+
+@dataclass(frozen=True)
+class Combined:
+    """The bundles' shared key and what their units recorded."""
+
+    key: BundleKey
+    recorded: Recorded
 
 
 def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
@@ -83,15 +110,15 @@ def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
     state = CheckState()
     folder = claim_artifacts_for(opts.repo, opts.artifacts)
     try:
-        _gate_failing_closed(opts, state)
+        gate_failing_closed(opts, state)
         verdict = decide(state.facts())
         # No verdict file means no allow: on a failure the CLI prints one line and exits 2.
-        return verdict, write_artifacts(folder, _report_context(opts, state, verdict))
+        return verdict, write_artifacts(folder, report_context(opts, state, verdict))
     finally:
         folder.close()
 
 
-def _gate_failing_closed(opts: CheckOptions, state: CheckState) -> None:
+def gate_failing_closed(opts: CheckOptions, state: CheckState) -> None:
     """Every way the gate can fail is a recorded reason, never an exception."""
     try:
         _gate(opts, state)
@@ -119,6 +146,10 @@ def _gate(opts: CheckOptions, state: CheckState) -> None:
         )
     if (warning := uncommitted_warning(git, head)) is not None:
         state.warnings.append(warning)
+    if opts.combine is not None:
+        state.gate_errors += opts.combine.recorded.gate_errors
+        state.captured.files.update(opts.combine.recorded.files)
+    state.manifest_digest = hashlib.sha256(git.read_blob(base, opts.manifest) or b"").hexdigest()
     config = load_base_config(git, base, opts.manifest)
     state.fail_closed_untrusted = config.manifest.fail_closed_untrusted
     state.approvals, ignored = gather_approvals(
@@ -186,6 +217,7 @@ def _run_phases(
             config_differs=differs,
             scratch=scratch,
         )
+        work = _work(opts, state, plan, config)
         state.environment = RunEnvironment(
             checkout=git.repo,
             project=find_installed_project(git.repo, plan.head_paths),
@@ -203,6 +235,7 @@ def _run_phases(
             opts.timeout,
             opts.cache_dir,
             approved,
+            work,
             opts.progress,
         )
         for phase in (run_oracle_phase, run_property_phase, run_untrusted_phase):
@@ -213,6 +246,24 @@ def _run_phases(
     state.annotate_junit()
 
 
+def _work(opts: CheckOptions, state: CheckState, plan: Plan, config: BaseConfig) -> Work:
+    """The check's units, and which of them run here (units.py)."""
+    replays = config.manifest.oracle_must_fail_known_bad and bool(plan.trusted_oracle_files)
+    count = opts.split.count if opts.split is not None else 1
+    units = work_units(plan, replays=len(config.known_bad) if replays else 0, count=count)
+    state.plan_digest = plan_digest(plan, units)
+    state.unit_names = tuple(u.name for u in units)
+    if opts.combine is None:
+        return Work.of(units, opts.split)
+    key = opts.combine.key
+    if (key.plan_digest, key.units) != (state.plan_digest, state.unit_names):
+        raise BundleError(
+            "the bundles were made for another plan of this check (their units differ from "
+            "the ones this base, head and manifest give); re-run the shards with this andgate"
+        )
+    return Work.of(units, opts.split, opts.combine.recorded)
+
+
 def _oracle_holders(state: CheckState) -> set[str]:
     """Files that held an oracle item on head or on base (for oracle markers)."""
     holders = {r.facts.path for r in state.inventory if r.cls == Role.ORACLE}
@@ -220,7 +271,7 @@ def _oracle_holders(state: CheckState) -> set[str]:
     return holders | ({i.facts.path for i in base.selected(Role.ORACLE)} if base else set())
 
 
-def _report_context(opts: CheckOptions, state: CheckState, verdict: Verdict) -> ReportContext:
+def report_context(opts: CheckOptions, state: CheckState, verdict: Verdict) -> ReportContext:
     return ReportContext(
         verdict=verdict,
         base=state.base,

@@ -188,6 +188,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip the discrimination report (do the tests the change adds fail against "
         "known-bad fixtures or mutants of the lines it touched?)",
     )
+    check.add_argument(
+        "--shard",
+        type=_split,
+        default=None,
+        metavar="I/N",
+        help="run part I of N of the check (a CI matrix job) and write bundle.json to the "
+        "artifacts folder; `andgate combine` gives the verdict",
+    )
+    _add_combine(sub)
 
     demo = sub.add_parser(
         "demo",
@@ -204,6 +213,41 @@ def build_parser() -> argparse.ArgumentParser:
     _add_init(sub)
     _add_known_bad(sub)
     return parser
+
+
+def _split(text: str):  # type: ignore[no-untyped-def]
+    from andgate.units import Split
+
+    try:
+        return Split.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--shard {text}: ")) from exc
+
+
+def _add_combine(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "combine",
+        help="the verdict from the bundles of N `check --shard I/N` jobs",
+        description="Check that the N shard bundles belong to one check and cover every "
+        "unit once, then decide as `check` would. Exit 0 allow, 1 block, 2 could not run "
+        "(a missing, duplicated or mismatched bundle is GATE_ERROR).",
+    )
+    parser.add_argument(
+        "bundles",
+        nargs="+",
+        type=Path,
+        metavar="DIR",
+        help="each shard's artifacts folder (or its bundle.json)",
+    )
+    _add_repo(parser)
+    parser.add_argument(
+        "--artifacts",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where to write the artifacts (default: artifacts/ in the repo)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the verdict JSON on stdout")
 
 
 # -- the maintainer's commands (contract section 3) ---------------------------------------
@@ -461,8 +505,40 @@ def cmd_check(args: argparse.Namespace) -> int:
         cache_dir=None if args.no_cache else default_cache_dir(),
         progress=Progress(sys.stderr, quiet=args.quiet),
         discrimination=not args.no_discrimination,
+        split=args.shard,
     )
+    if opts.split is not None:
+        return _run_shard(opts)
     verdict, artifacts = run_check(opts)
+    return _show(verdict, artifacts, args)
+
+
+def _run_shard(opts) -> int:  # type: ignore[no-untyped-def]
+    from andgate.exitcodes import ShardExit
+    from andgate.matrix import run_shard
+
+    outcome = run_shard(opts)
+    print(
+        f"andgate: shard {outcome.split} ran {len(outcome.ran)} of {outcome.units} units; "
+        f"bundle: {outcome.path}"
+    )
+    for error in outcome.errors:
+        print(f"  GATE_ERROR: {error}")
+    print("  the verdict comes from `andgate combine` over the bundles of all shards")
+    return ShardExit.COULD_NOT_RUN if outcome.errors else ShardExit.PART_RAN
+
+
+def cmd_combine(args: argparse.Namespace) -> int:
+    from andgate.check import CheckOptions
+    from andgate.matrix import run_combine
+
+    verdict, artifacts = run_combine(
+        args.bundles, CheckOptions(repo=args.repo, artifacts=args.artifacts, cache_dir=None)
+    )
+    return _show(verdict, artifacts, args)
+
+
+def _show(verdict, artifacts, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
     if args.json:
         # From memory: the bytes written to verdict.json, never read back from disk.
         print(artifacts.verdict_json.decode("utf-8"), end="")
@@ -586,6 +662,7 @@ def cmd_known_bad(args: argparse.Namespace) -> int:
 # The exit code a user error (one line on stderr) ends each command with.
 COULD_NOT_RUN = {
     "check": CheckExit.COULD_NOT_RUN,
+    "combine": CheckExit.COULD_NOT_RUN,
     "demo": DemoExit.COULD_NOT_RUN,
     "classify": ClassifyExit.COULD_NOT_RUN,
     "replay-known-bad": ReplayExit.COULD_NOT_RUN,
@@ -597,6 +674,7 @@ COULD_NOT_RUN = {
 
 COMMANDS = {
     "check": cmd_check,
+    "combine": cmd_combine,
     "demo": cmd_demo,
     "classify": cmd_classify,
     "replay-known-bad": cmd_replay_known_bad,

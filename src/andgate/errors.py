@@ -64,3 +64,8 @@ def guarded(run: Callable[[], int], could_not_run: int) -> int:
     except AndgateError as exc:
         print(f"andgate: {exc}", file=sys.stderr)
         return could_not_run
+
+
+class BundleError(AndgateError):
+    """The shard bundles given to `combine` are missing, duplicated, edited or
+    disagree (a GATE_ERROR: the verdict cannot be formed from them)."""

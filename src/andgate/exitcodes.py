@@ -17,6 +17,13 @@ class CheckExit(enum.IntEnum):
     COULD_NOT_RUN = 2  # MANIFEST_INVALID or GATE_ERROR among the reasons (also a block)
 
 
+class ShardExit(enum.IntEnum):
+    """`check --shard I/N`: a shard decides nothing; `combine` exits as `check`."""
+
+    PART_RAN = 0  # its units ran; bundle.json holds them (failures included)
+    COULD_NOT_RUN = 2  # the bundle records a gate error, which `combine` reports
+
+
 class ClassifyExit(enum.IntEnum):
     OK = 0
     EXPIRED_FREEZE = 2

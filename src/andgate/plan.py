@@ -41,6 +41,7 @@ class Plan:
     property_files: tuple[str, ...]
     flake_candidates: tuple[str, ...]
     untrusted_deny: tuple[str, ...]
+    oracle_sizes: Mapping[str, int]
     untrusted_sizes: Mapping[str, int]
     property_sizes: Mapping[str, int]
     flake_sizes: Mapping[str, int]
@@ -205,6 +206,7 @@ def make_plan(
         property_files=tuple(sorted(prop_accepted)),
         flake_candidates=flakes,
         untrusted_deny=tuple(sorted(deny)),
+        oracle_sizes=sizes_of(git, trusted_files, trusted_oracle),
         untrusted_sizes=sizes_of(
             git, head_files, (p for p in head_files if side.holds(p) and p not in deny)
         ),

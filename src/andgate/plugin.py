@@ -36,7 +36,7 @@ import pytest
 from andgate import redirect
 from andgate.classify import ItemFacts, Rules, classify_item
 from andgate.records import Role
-from andgate.shard import shard_of
+from andgate.shard import owns
 
 RESULTS_SCHEMA = "andgate.results/1"
 RECORDER_KEY = pytest.StashKey["Recorder"]()
@@ -154,9 +154,7 @@ class Recorder:
         """Files belong to exactly one shard; folders are walked by every shard."""
         if path.is_dir():
             return True
-        shard = self.shard
-        rel = _relative(path, self.root) or str(path)
-        return shard_of(rel, shard["count"], shard["assign"]) == shard["index"]
+        return owns(self.shard, _relative(path, self.root) or str(path))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:

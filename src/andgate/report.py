@@ -55,6 +55,7 @@ MARKER_SCHEMA = "andgate.artifacts/1"
 MARKER_MAX_BYTES = 1024 * 1024
 GITIGNORE = b"# written by andgate check\n*\n"
 LOGS = "logs"
+BUNDLE = "bundle.json"  # check --shard's one artifact (bundle.py)
 BIT_LABELS = {
     Bit.AUTHORSHIP: "authorship (who changed trust-root files)",
     Bit.LOCKS: "fixture locks",
@@ -547,6 +548,8 @@ def write_artifacts(folder: ArtifactsFolder, ctx: ReportContext) -> Artifacts:
             _put(folder.fd, MARKER, _json(marker))
             for name, data in top.items():
                 _put(folder.fd, name, data)
+            if BUNDLE in folder.listed:  # a shard's, from an earlier run: not this check's
+                _drop(folder.fd, BUNDLE)
             for old in sorted(folder.listed - set(log_names)):
                 if old.startswith(f"{LOGS}/"):
                     _drop(logs_fd, old.removeprefix(f"{LOGS}/"))
@@ -559,6 +562,27 @@ def write_artifacts(folder: ArtifactsFolder, ctx: ReportContext) -> Artifacts:
         raise _cannot_write(folder.path, exc) from exc
     written = [folder.path / n for n in (*top, *log_names, VerdictJson.filename)]
     return Artifacts(folder.path, tuple(written), verdict)
+
+
+def write_bundle(folder: ArtifactsFolder, name: str, data: bytes) -> Path:
+    """A shard's bundle, the only artifact of `check --shard`: written like the
+    others, through the folder's descriptor, after the marker names it. A
+    verdict.json of an earlier full check there is removed: a shard decides nothing."""
+    names = [
+        MARKER,
+        *([".gitignore"] if folder.fresh or ".gitignore" in folder.listed else []),
+        name,
+    ]
+    try:
+        folder.check_free(names)
+        marker = {"schema": MARKER_SCHEMA, "files": sorted({*folder.listed, *names} - {MARKER})}
+        _put(folder.fd, MARKER, _json(marker))
+        if ".gitignore" in names:
+            _put(folder.fd, ".gitignore", GITIGNORE)
+        _put(folder.fd, name, data)
+    except OSError as exc:
+        raise _cannot_write(folder.path, exc) from exc
+    return folder.path / name
 
 
 def _drop(fd: int, name: str) -> None:

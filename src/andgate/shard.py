@@ -16,6 +16,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 # Below this much test source per process, the extra pytest start-up costs more
 # than the split saves; a pytest start-up weighs about as much as running this
@@ -26,15 +27,37 @@ STARTUP_BYTES = 32 * 1024
 
 @dataclass(frozen=True)
 class Shard:
+    """Part `index` of `count` of the files; `within`: of the files of that shard
+    only (a CI machine's share of a class, split again over its own cores)."""
+
     index: int
     count: int
     assign: Mapping[str, int] = field(default_factory=dict)
+    within: Shard | None = None
 
     def owns(self, path: str) -> bool:
+        if self.within is not None and not self.within.owns(path):
+            return False
         return shard_of(path, self.count, self.assign) == self.index
 
     def to_json(self) -> dict[str, object]:
-        return {"index": self.index, "count": self.count, "assign": dict(self.assign)}
+        out: dict[str, object] = {
+            "index": self.index,
+            "count": self.count,
+            "assign": dict(self.assign),
+        }
+        if self.within is not None:
+            out["within"] = self.within.to_json()
+        return out
+
+
+def owns(shard: Mapping[str, Any], path: str) -> bool:
+    """Whether the shard (as `Shard.to_json` writes it) and every shard it lies
+    within hold `path`; the plugin calls this on the spec it was given."""
+    within = shard.get("within")
+    if within is not None and not owns(within, path):
+        return False
+    return shard_of(path, shard["count"], shard["assign"]) == shard["index"]
 
 
 def shard_of(path: str, count: int, assign: Mapping[str, int]) -> int:
@@ -64,8 +87,13 @@ def balance(sizes: Mapping[str, int], count: int, last_preload: int = 0) -> dict
     return assign
 
 
-def shards(sizes: Mapping[str, int], jobs: int, last_preload: int = 0) -> list[Shard]:
-    """The shards for files of these sizes (a single shard: no split)."""
+def shards(
+    sizes: Mapping[str, int], jobs: int, last_preload: int = 0, within: Shard | None = None
+) -> list[Shard]:
+    """The shards for files of these sizes (a single shard: no split). With
+    `within`, only its files are split, and each shard lies within it."""
+    if within is not None:
+        sizes = {p: n for p, n in sizes.items() if within.owns(p)}
     count = shard_count(sizes, jobs)
     assign = balance(sizes, count, last_preload if count > 1 else 0)
-    return [Shard(i, count, assign) for i in range(count)]
+    return [Shard(i, count, assign, within) for i in range(count)]

@@ -90,7 +90,11 @@ class CheckState:
     base: str | None = None
     head: str | None = None
     repo: Path | None = None
+    manifest_digest: str | None = None  # these three are what shards must agree on
+    plan_digest: str | None = None
+    unit_names: tuple[str, ...] | None = None
     runs: dict[str, RunResult] = field(default_factory=dict)
+    units_ran: dict[str, str] = field(default_factory=dict)  # unit -> its run's name
     replays: list[ReplayFacts] = field(default_factory=list)
     inventory: list[Record] = field(default_factory=list)
     property_seed: int | None = None

@@ -15,6 +15,8 @@ from andgate.report import merge_junit
 from andgate.run import RunRequest, merge_results, run_parallel, run_pytest
 from andgate.shard import shards
 from andgate.state import CheckState
+from andgate.units import Unit
+from andgate.work import Work
 from andgate.worktree import WorktreePool
 
 
@@ -31,6 +33,7 @@ class PhaseContext:
     timeout: float
     cache_dir: Path | None
     approved: bool
+    work: Work
     progress: Progress | None = None
 
     def run(self, phase: str, tasks: list[Callable[[], object]]) -> None:
@@ -75,40 +78,102 @@ class PhaseContext:
 
         return run
 
-    def shard_tasks(
+    # -- units: a class split by file over CI machines, then over this one's cores ----
+
+    def mine(self, unit: str) -> bool:
+        """Whether this process runs (or, combining, reads back) `unit`."""
+        return self.work.mine(unit)
+
+    def unit_run_name(self, unit: Unit) -> str:
+        """A class unit's run name: the class's own when the class is one unit."""
+        kind, _, index = unit.name.partition("/")
+        return kind if self.work.single(kind) else f"{kind}@{index}"
+
+    def class_tasks(
         self,
-        name: str,
+        kind: str,
         request: RunRequest,
         commit: str,
         sizes: Mapping[str, int],
         last_preload: int = 0,
     ) -> list[Callable[[], None]]:
-        """One task per shard of a class; a single shard runs under the class's own name."""
-        parts = shards(sizes, self.jobs, last_preload)
-        if len(parts) == 1:
-            return [self.task(name, request, commit)]
-        return [
-            self.task(
-                f"{name}.{s.index}",
-                replace(request, label=f"{request.label} {s.index}", shard=s),
-                commit,
+        """The tasks of this machine's units of a class: each unit split by file over
+        `--jobs` processes (one process: it runs under the unit's own name)."""
+        tasks = []
+        siblings = self.work.units_of(kind)
+        for number, unit in enumerate(siblings, 1):
+            name = self.unit_run_name(unit)
+            if not self.mine(unit.name):
+                continue
+            if self.work.recorded is not None:
+                tasks.append(self.recorded_task(unit.name, name))
+                continue
+            label = (
+                request.label
+                if len(siblings) == 1
+                else f"{request.label} part {number}/{len(siblings)}"
             )
-            for s in parts
-        ]
+            parts = shards(sizes, self.jobs, last_preload, within=unit.shard)
+            if len(parts) == 1:
+                tasks.append(
+                    self.task(name, replace(request, label=label, shard=unit.shard), commit)
+                )
+                continue
+            tasks += [
+                self.task(
+                    f"{name}.{s.index}",
+                    replace(request, label=f"{label} {s.index}", shard=s),
+                    commit,
+                )
+                for s in parts
+            ]
+        return tasks
 
-    def merge_shards(self, name: str, count: int) -> None:
-        """Fold shard results into one per class; their JUnit files become one file."""
+    def recorded_task(self, unit: str, name: str) -> Callable[[], None]:
+        """Combining: the unit's result as its bundle recorded it."""
+        recorded = self.work.recorded
+        assert recorded is not None
+
+        def load() -> None:
+            self.state.runs[name] = recorded.runs[unit]
+            self.state.units_ran[unit] = name
+
+        return load
+
+    def merge_class(self, kind: str) -> None:
+        """Fold each unit's processes into one result, then the units into the
+        class's; the JUnit files are folded alike. A class none of whose units ran
+        here (another machine's) has no result."""
         state = self.state
-        if count <= 1:
-            state.capture()
-            return
-        names = [f"{name}.{i}" for i in range(count)]
-        state.runs[name] = merge_results(name, [state.runs[n] for n in names])
         state.capture()
-        documents = [state.captured.files.pop(f"{n}.junit", None) for n in names]
+        names = []
+        for unit in self.work.units_of(kind):
+            name = self.unit_run_name(unit)
+            parts = sorted(
+                (
+                    n
+                    for n in state.runs
+                    if n.startswith(f"{name}.") and n[len(name) + 1 :].isdigit()
+                ),
+                key=lambda n: int(n.rpartition(".")[2]),
+            )
+            if parts:
+                self._fold(name, parts)
+            if name in state.runs:
+                state.units_ran.setdefault(unit.name, name)
+                names.append(name)
+        if names and names != [kind]:
+            self._fold(kind, names, keep_parts=True)
+
+    def _fold(self, name: str, parts: list[str], keep_parts: bool = False) -> None:
+        state = self.state
+        state.runs[name] = merge_results(name, [state.runs[n] for n in parts])
+        take = state.captured.files.get if keep_parts else state.captured.files.pop
+        documents = [take(f"{n}.junit", None) for n in parts]
         if all(d is not None for d in documents):
             merged = merge_junit(documents)  # type: ignore[arg-type]
             if merged is not None:
                 state.captured.files[f"{name}.junit"] = merged
-        for n in names:
-            del state.runs[n]
+        if not keep_parts:
+            for n in parts:
+                del state.runs[n]

@@ -48,6 +48,9 @@ def run_discrimination(
 ) -> None:
     state, config = ctx.state, ctx.config
     required = config.manifest.require_discriminating_tests
+    if ctx.work.recorded is not None:
+        state.discrimination = merge_discrimination(ctx.work.recorded.discrimination, required)
+        return
     agent = _agent_items(ctx, changes)
     if not agent:
         state.discrimination = DiscriminationFacts(required=required)
@@ -62,11 +65,30 @@ def run_discrimination(
         for index, breakage in enumerate(breakages)
     ]
     ctx.run("discrimination", tasks)
+    order = {b.name: i for i, b in enumerate(breakages)}  # not the order they finished in
     state.discrimination = DiscriminationFacts(
-        items=tuple((n, tuple(found.killed_by.get(n, ()))) for n in agent),
-        against=tuple(found.ran),
+        items=tuple(
+            (n, tuple(sorted(found.killed_by.get(n, ()), key=order.get))) for n in sorted(agent)
+        ),
+        against=tuple(sorted(found.ran, key=order.get)),
         required=required,
         incomplete=len(found.ran) < len(breakages),
+    )
+
+
+def merge_discrimination(
+    parts: Sequence[DiscriminationFacts], required: bool
+) -> DiscriminationFacts:
+    """The report of N machines, each of which broke the code under the agent's
+    items it ran: every machine tried the same breakages, in the same order."""
+    against: list[str] = []
+    for part in sorted(parts, key=lambda p: -len(p.against)):
+        against += [a for a in part.against if a not in against]
+    return DiscriminationFacts(
+        items=tuple(sorted(item for part in parts for item in part.items)),
+        against=tuple(against),
+        required=required,
+        incomplete=any(p.incomplete for p in parts if p.items),
     )
 
 

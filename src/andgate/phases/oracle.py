@@ -15,6 +15,7 @@ from andgate.records import ItemResult, OracleFacts, Outcome, Role
 from andgate.replay import known_bad_facts, replay_fixture
 from andgate.run import RunRequest, RunResult, class_facts, collection_error_lines
 from andgate.state import RunName
+from andgate.units import BASE_ORACLE
 
 
 def run_oracle_phase(ctx: PhaseContext) -> None:
@@ -29,11 +30,16 @@ def run_oracle_phase(ctx: PhaseContext) -> None:
     )
     tasks: list[Callable[[], object]] = []
     if plan.trusted_oracle_files:
-        tasks.append(ctx.task(RunName.ORACLE, request, plan.trusted))
-    if plan.base_oracle_files:
-        tasks.append(ctx.task(RunName.BASE_ORACLE, _base_pin_request(ctx), plan.base))
+        tasks += ctx.class_tasks(RunName.ORACLE, request, plan.trusted, plan.oracle_sizes)
+    if plan.base_oracle_files and ctx.mine(BASE_ORACLE):
+        if ctx.work.recorded is not None:
+            tasks.append(ctx.recorded_task(BASE_ORACLE, RunName.BASE_ORACLE))
+        else:
+            tasks.append(ctx.task(RunName.BASE_ORACLE, _base_pin_request(ctx), plan.base))
+            ctx.state.units_ran[BASE_ORACLE] = RunName.BASE_ORACLE
     tasks += _replay_tasks(ctx, request)
     ctx.run("oracle phase", tasks)
+    ctx.merge_class(RunName.ORACLE)
     state.oracle = oracle_facts(
         state.runs.get(RunName.ORACLE), state.runs.get(RunName.BASE_ORACLE), approved=ctx.approved
     )
@@ -64,7 +70,10 @@ def _replay_tasks(ctx: PhaseContext, request: RunRequest) -> list[Callable[[], o
         return []
 
     def replay(index: int) -> Callable[[], object]:
-        fixture = ctx.config.known_bad[index]
+        fixture, unit = ctx.config.known_bad[index], f"known-bad/{index}"
+        recorded = ctx.work.recorded
+        if recorded is not None:
+            return lambda: ctx.state.replays.append(recorded.replays[unit])
         return lambda: ctx.state.replays.append(
             replay_fixture(
                 fixture,
@@ -79,7 +88,7 @@ def _replay_tasks(ctx: PhaseContext, request: RunRequest) -> list[Callable[[], o
             )
         )
 
-    return [replay(i) for i in range(len(ctx.config.known_bad))]
+    return [replay(i) for i in range(len(ctx.config.known_bad)) if ctx.mine(f"known-bad/{i}")]
 
 
 def oracle_facts(

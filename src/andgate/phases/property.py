@@ -27,9 +27,9 @@ def run_property_phase(ctx: PhaseContext) -> None:
             junit_name="property.xml",
             environment=state.environment,
         )
-        tasks = ctx.shard_tasks(RunName.PROPERTY, request, plan.property_tree, plan.property_sizes)
+        tasks = ctx.class_tasks(RunName.PROPERTY, request, plan.property_tree, plan.property_sizes)
         ctx.run("property phase", tasks)
-        ctx.merge_shards(RunName.PROPERTY, len(tasks))
+        ctx.merge_class(RunName.PROPERTY)
     state.property = property_facts(
         state.runs.get(RunName.PROPERTY),
         plan.property_files,

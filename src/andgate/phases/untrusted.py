@@ -8,6 +8,7 @@ from andgate.records import Role
 from andgate.run import RunRequest, class_facts
 from andgate.shard import STARTUP_BYTES
 from andgate.state import RunName
+from andgate.units import FLAKE
 
 
 def run_untrusted_phase(ctx: PhaseContext) -> None:
@@ -23,11 +24,11 @@ def run_untrusted_phase(ctx: PhaseContext) -> None:
     # The flake process queues on the core of the last shard, which gets
     # correspondingly less of the untrusted source.
     flake_weight = sum(plan.flake_sizes.values()) + STARTUP_BYTES if plan.flake_candidates else 0
-    tasks = ctx.shard_tasks(
+    tasks = ctx.class_tasks(
         RunName.UNTRUSTED, request, plan.head, plan.untrusted_sizes, last_preload=flake_weight
     )
     shard_count = len(tasks)
-    if plan.flake_candidates:
+    if plan.flake_candidates and ctx.mine(FLAKE):
         flake = RunRequest(
             "flake",
             Role.FROZEN_FLAKE,
@@ -36,10 +37,15 @@ def run_untrusted_phase(ctx: PhaseContext) -> None:
             junit_name="flake.xml",
             environment=state.environment,
         )
-        tasks.insert(shard_count - 1, ctx.task(RunName.FLAKE, flake, plan.head))
+        if ctx.work.recorded is not None:
+            task = ctx.recorded_task(FLAKE, RunName.FLAKE)
+        else:
+            task = ctx.task(RunName.FLAKE, flake, plan.head)
+            state.units_ran[FLAKE] = RunName.FLAKE
+        tasks.insert(max(shard_count - 1, 0), task)
     ctx.run("untrusted phase", tasks)
-    ctx.merge_shards(RunName.UNTRUSTED, shard_count)
-    state.untrusted = class_facts(state.runs[RunName.UNTRUSTED], Role.UNTRUSTED)
+    ctx.merge_class(RunName.UNTRUSTED)
+    state.untrusted = class_facts(state.runs.get(RunName.UNTRUSTED), Role.UNTRUSTED)
     flake_run = state.runs.get(RunName.FLAKE)
     if flake_run is not None and flake_run.error:
         state.gate_errors.append(flake_run.error)
