@@ -279,3 +279,39 @@ def test_no_bundle_at_all_blocks(honest, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert "no shard bundle" in _gate_error(combine(honest.sample, [empty], tmp_path))
+
+
+def test_the_cli_runs_a_shard_and_combines(honest, tmp_path, capsys):
+    from andgate.cli import main
+
+    sample = honest.sample
+    common = ["--repo", str(sample.path), "--base", sample.base, "--head", honest.head]
+    shard = tmp_path / "two"
+    code = main(
+        ["check", *common, "--today", SAMPLE_TODAY, "--jobs", "2", "--no-cache",
+         "--shard", "2/2", "--artifacts", str(shard)]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "shard 2/2 ran" in out and "andgate combine" in out
+    code = main(
+        ["combine", str(honest.folders[2][0]), str(shard), "--repo", str(sample.path),
+         "--artifacts", str(tmp_path / "out"), "--json"]
+    )  # fmt: skip
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0 and essence(payload) == essence(honest.expected)
+    code = main(
+        ["combine", str(shard), "--repo", str(sample.path), "--artifacts", str(tmp_path / "o")]
+    )
+    assert code == 2
+    assert "GATE_ERROR" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text", ["0/2", "3/2", "x"])
+def test_a_bad_shard_option_is_a_usage_error(text, capsys):
+    from andgate.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["check", "--shard", text])
+    assert stop.value.code == 2
+    assert "--shard" in capsys.readouterr().err
