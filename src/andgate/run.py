@@ -511,13 +511,16 @@ def merge_results(label: str, parts: Sequence[RunResult]) -> RunResult:
     )
 
 
+def collection_error_line(nodeid: str, message: str, where: str = "") -> str:
+    """A collection error in one line: where, and pytest's last line (the error)."""
+    last = (message.splitlines() or [""])[-1]
+    return f"{nodeid or '<session>'}{where}: {last}"[:300]
+
+
 def collection_error_lines(result: RunResult) -> tuple[str, ...]:
-    """One line per collection error: where, which process, and pytest's last line."""
-    out = []
-    for nodeid, message in result.collection_errors:
-        last = message.splitlines()[-1] if message else ""
-        out.append(f"{nodeid or '<session>'} ({result.label} process): {last}"[:300])
-    return tuple(out)
+    """One line per collection error of a process, naming the process."""
+    where = f" ({result.label} process)"
+    return tuple(collection_error_line(n, m, where) for n, m in result.collection_errors)
 
 
 def class_facts(result: RunResult | None, role: Role) -> ClassFacts:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from andgate.records import ItemResult, PropertyFacts
-from andgate.run import RunResult
+from andgate.run import RunResult, collection_error_lines
 
 
 def default_hypothesis_seed(base_sha: str) -> int:
@@ -44,9 +44,7 @@ def property_facts(
     wanted = {r.nodeid for r in results}
     return PropertyFacts(
         results=tuple(results),
-        collection_errors=tuple(
-            f"{n}: {m.splitlines()[-1] if m else ''}" for n, m in result.collection_errors
-        ),
+        collection_errors=collection_error_lines(result),
         error=result.error,
         files={path: tuple(ids) for path, ids in files.items()},
         seeds={n: tuple(s) for n, s in result.seeds.items() if n in wanted},

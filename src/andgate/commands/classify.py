@@ -33,7 +33,7 @@ from andgate.errors import FreezeFileError, ManifestError
 from andgate.exitcodes import ClassifyExit
 from andgate.inventory import COUNT_KEYS, Record, counts, ineffective_freezes
 from andgate.records import TrustClass
-from andgate.run import DEFAULT_TIMEOUT
+from andgate.run import DEFAULT_TIMEOUT, collection_error_line
 
 EXIT_OK, EXIT_EXPIRED, EXIT_NO_ORACLE, EXIT_INVALID = (
     ClassifyExit.OK,
@@ -100,8 +100,7 @@ def _findings(config: BaseConfig, collected: Collected, today: dt.date) -> Findi
         invalid=tuple(p.message for p in config.freezes.invalid),
         ineffective=tuple(ineffective_freezes(config.live_freeze_ids(today), records)),
         collection_errors=tuple(
-            f"{nodeid or '<session>'}: {(message.splitlines() or [''])[-1]}"[:300]
-            for nodeid, message in collected.collection_errors
+            collection_error_line(n, m) for n, m in collected.collection_errors
         ),
         no_oracle=not any(r.cls == TrustClass.ORACLE for r in records),
     )
