@@ -12,17 +12,12 @@ gate itself ends as a recorded GATE_ERROR, and the artifacts are always written.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
-import os
 import traceback
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import replace
 
 from andgate.approvals import gather_approvals
 from andgate.authorship import oracle_file_rule, sort_changes
-from andgate.bundle import BundleKey
-from andgate.cache import default_cache_dir
 from andgate.config import BaseConfig, load_base_config
 from andgate.errors import AndgateError, BundleError, Interrupted, ManifestError
 from andgate.freeze import freeze_facts
@@ -31,7 +26,7 @@ from andgate.github import approved_logins
 from andgate.installed import find_installed_project
 from andgate.inventory import build_inventory, ineffective_freezes
 from andgate.locks import lock_facts
-from andgate.manifest import DEFAULT_MANIFEST
+from andgate.options import CheckOptions
 from andgate.paths import ConfigChanges, config_changes
 from andgate.phases.context import PhaseContext
 from andgate.phases.discrimination import run_discrimination
@@ -40,7 +35,6 @@ from andgate.phases.production import scan_change
 from andgate.phases.property import run_property_phase
 from andgate.phases.untrusted import run_untrusted_phase
 from andgate.plan import Plan, make_plan
-from andgate.progress import Progress
 from andgate.records import Finding, Role, Warning_
 from andgate.refs import resolve_base, uncommitted_warning
 from andgate.report import (
@@ -49,56 +43,13 @@ from andgate.report import (
     claim_artifacts_for,
     write_artifacts,
 )
-from andgate.run import DEFAULT_TIMEOUT, RunEnvironment
+from andgate.run import RunEnvironment
 from andgate.seeds import default_hypothesis_seed
 from andgate.state import CheckState, RunName
-from andgate.units import Split, plan_digest, work_units
+from andgate.units import plan_digest, work_units
 from andgate.verdict import Verdict, decide
-from andgate.work import Recorded, Work
+from andgate.work import Work
 from andgate.worktree import scratch_dir, worktree_pool
-
-
-@dataclass(frozen=True)
-class CheckOptions:
-    repo: Path = Path(".")
-    base: str | None = None
-    head: str = "HEAD"
-    manifest: str = DEFAULT_MANIFEST
-    approved_by: tuple[str, ...] = ()  # --approved-by
-    approved_by_env: tuple[str, ...] = ()  # ANDGATE_APPROVED_BY
-    approvals: str = "none"  # "github-reviews": owners' pull-request reviews count too
-    today: dt.date = field(default_factory=dt.date.today)
-    artifacts: Path | None = None
-    jobs: int = os.cpu_count() or 1
-    timeout: float = DEFAULT_TIMEOUT
-    hypothesis_seed: int | None = None
-    cache_dir: Path | None = field(default_factory=default_cache_dir)
-    progress: Progress | None = None  # status lines on stderr (the CLI's, unless --quiet)
-    discrimination: bool = True  # do the tests the change adds fail against broken code?
-    discrimination_budget: float = 60.0
-    split: Split | None = None  # --shard I/N: this machine's part only (combine: N)
-    combine: Combined | None = None  # `combine`: every unit's result, from the bundles
-
-    def bundle_options(self) -> dict[str, object]:
-        """The options every shard and the combine step must share."""
-        return {
-            "manifest": self.manifest,
-            "today": self.today.isoformat(),
-            "hypothesis_seed": self.hypothesis_seed,
-            "approved_by": list(self.approved_by),
-            "approved_by_env": list(self.approved_by_env),
-            "approvals": self.approvals,
-            "discrimination": self.discrimination,
-            "discrimination_budget": self.discrimination_budget,
-        }
-
-
-@dataclass(frozen=True)
-class Combined:
-    """The bundles' shared key and what their units recorded."""
-
-    key: BundleKey
-    recorded: Recorded
 
 
 def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:

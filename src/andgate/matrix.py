@@ -17,8 +17,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from andgate.bundle import Bundle, BundleKey, combined, render
-from andgate.check import CheckOptions, Combined, gate_failing_closed, report_context
+from andgate.check import gate_failing_closed, report_context
 from andgate.errors import AndgateError
+from andgate.options import CheckOptions, Combined
 from andgate.report import BUNDLE, Artifacts, claim_artifacts_for, write_artifacts, write_bundle
 from andgate.state import CheckState
 from andgate.units import Split
