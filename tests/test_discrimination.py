@@ -60,6 +60,17 @@ def test_a_test_that_only_a_mutant_kills_discriminates(sample):
     assert items[0]["against"], items
 
 
+def test_breakages_stop_once_every_item_has_failed_against_one(sample):
+    """Mutants of the touched lines run first; once the agent's test failed against
+    one, the known-bad fixtures (which do not touch slugify) need not run."""
+    run = sample.gate(sample.change(honest_fix), jobs=1)
+    report = run.payload["discrimination"]
+    assert report["items"][0]["discriminates"] is True
+    assert report["broken_versions"], report
+    assert not [b for b in report["broken_versions"] if b.startswith("known-bad")], report
+    assert report["incomplete"] is False
+
+
 def test_require_discriminating_tests_makes_it_block(tmp_path):
     from conftest import Sample
     from harness import build_test_sample

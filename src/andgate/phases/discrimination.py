@@ -1,9 +1,10 @@
 """Do the tests a change adds discriminate anything? (AGENT_TESTS_DISCRIMINATE_NOTHING)
 
 After the untrusted phase, the untrusted test items in files the change added or
-edited (and that passed on head) run again against broken versions of head: each
-known-bad fixture, and small mutants (`mutate.py`) of the production lines the change
-touched. An item that fails under none of them would pass against broken code too.
+edited (and that passed on head) run again against broken versions of head: small
+mutants (`mutate.py`) of the production lines the change touched, then each known-bad
+fixture, until every item has failed against one of them. An item that fails under
+none of them would pass against broken code too.
 These runs are untrusted like the untrusted phase (worktrees of head, only the
 change's test files), bounded by a time budget, and they can only add a warning (or,
 with `require_discriminating_tests: true`, a block): never turn a block into an allow.
@@ -40,7 +41,12 @@ class Breakage:
 class _Found:
     killed_by: dict[str, list[str]] = field(default_factory=dict)
     ran: list[str] = field(default_factory=list)
+    over_budget: bool = False  # a breakage that was needed did not run in time
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def every_item_killed(self, agent: Sequence[str]) -> bool:
+        with self.lock:
+            return all(n in self.killed_by for n in agent)
 
 
 def run_discrimination(
@@ -55,8 +61,11 @@ def run_discrimination(
     if not agent:
         state.discrimination = DiscriminationFacts(required=required)
         return
-    breakages = [Breakage(f"known-bad {f.name}", f.patch) for f in config.known_bad]
-    breakages += _mutants(git, ctx.plan.base, ctx.plan.head, changes, ctx)
+    # Mutants of the lines the change touched first: they are what the agent's tests
+    # are most likely to notice, and once every item has failed against something the
+    # rest need not run (the report only ever needs one breakage per item).
+    breakages = _mutants(git, ctx.plan.base, ctx.plan.head, changes, ctx)
+    breakages += [Breakage(f"known-bad {f.name}", f.patch) for f in config.known_bad]
     found = _Found()
     deadline = time.monotonic() + budget
     files = tuple(sorted({nodeid.split("::", 1)[0] for nodeid in agent}))
@@ -72,7 +81,7 @@ def run_discrimination(
         ),
         against=tuple(sorted(found.ran, key=order.get)),
         required=required,
-        incomplete=len(found.ran) < len(breakages),
+        incomplete=found.over_budget,
     )
 
 
@@ -152,8 +161,11 @@ def _task(
     found: _Found,
 ) -> Callable[[], None]:
     def run() -> None:
+        if found.every_item_killed(agent):
+            return  # every item already failed against broken code: nothing left to learn
         if time.monotonic() > deadline:
-            return  # over budget: this breakage is not tried (the report says so)
+            found.over_budget = True  # this breakage is not tried (the report says so)
+            return
         patch = ctx.scratch / f"discrimination-{index}.patch"
         patch.write_bytes(breakage.patch)
         request = RunRequest(
