@@ -224,3 +224,82 @@ def test_the_plugin_imports_only_pytest_and_the_standard_library():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert proc.stdout.strip() == "[]"
+
+
+# -- first_files: a known-bad replay's likely killers first ---------------------------
+
+ORDERED = {
+    "tests/oracles/test_a.py": "def test_a1():\n    pass\n\ndef test_a2():\n    pass\n",
+    "tests/oracles/test_b.py": "def test_b1():\n    pass\n\ndef test_b2():\n    pass\n",
+    "tests/oracles/test_c.py": "def test_c1():\n    pass\n\ndef test_c2():\n    assert KILLED\n",
+}
+ORDERED_FILES = tuple(ORDERED)
+
+
+def ordered_project(tmp_path: Path, killed: bool, extra: dict[str, str] | None = None) -> Path:
+    """Three oracle files; under the "fixture", the last item of the last one fails."""
+    root = tmp_path / "proj"
+    files = {**ORDERED, **(extra or {})}
+    files["tests/oracles/test_c.py"] = files["tests/oracles/test_c.py"].replace(
+        "KILLED", str(not killed)
+    )
+    write(root, files)
+    return root
+
+
+def ordered_request(**kwargs) -> RunRequest:
+    rules = Rules(oracle_files=frozenset(ORDERED_FILES))
+    return RunRequest("oracle", "oracle", rules, allow_files=ORDERED_FILES, **kwargs)
+
+
+def ran(result) -> list[str]:
+    """The items that ran, in the order they reported."""
+    return [nodeid.rsplit("::", 1)[1] for nodeid in result.reports]
+
+
+def test_first_files_run_first_after_other_plugins_and_every_item_still_runs(tmp_path):
+    # A conftest that reverses collection order: andgate's order comes last.
+    reverse = {"conftest.py": "def pytest_collection_modifyitems(items):\n    items.reverse()\n"}
+    root = ordered_project(tmp_path, killed=False, extra=reverse)
+    first = ("tests/oracles/test_a.py", "tests/oracles/test_c.py")
+    result = run(root, ordered_request(first_files=first), tmp_path)
+    assert result.error is None, result.error
+    assert ran(result) == ["test_c2", "test_c1", "test_a2", "test_a1", "test_b2", "test_b1"]
+    assert {result.outcome(n) for n in result.reports} == {Outcome.PASSED}
+    assert len(result.selected("oracle")) == 6
+
+
+def test_exitfirst_stops_at_a_killer_in_the_last_file_once_it_runs_first(tmp_path):
+    root = ordered_project(tmp_path, killed=True)
+    cold = run(root, ordered_request(exitfirst=True), tmp_path)
+    assert ran(cold) == ["test_a1", "test_a2", "test_b1", "test_b2", "test_c1", "test_c2"]
+    first = run(
+        root, ordered_request(exitfirst=True, first_files=("tests/oracles/test_c.py",)), tmp_path
+    )
+    assert ran(first) == ["test_c1", "test_c2"]
+    assert first.outcome("tests/oracles/test_c.py::test_c2") is Outcome.FAILED
+    assert len(first.selected("oracle")) == 6  # every item collected and recorded
+
+
+@pytest.mark.parametrize("killed", [True, False], ids=["killed", "survives"])
+def test_first_files_under_xdist_in_the_users_config(tmp_path, killed):
+    pytest.importorskip("xdist")
+    root = ordered_project(tmp_path, killed, extra={"pytest.ini": "[pytest]\naddopts = -n 2\n"})
+    request = ordered_request(exitfirst=True, first_files=("tests/oracles/test_c.py",))
+    result = run(root, request, tmp_path)
+    assert result.error is None, result.error
+    assert result.collection_errors == ()
+    assert len(result.selected("oracle")) == 6
+    outcome = result.outcome("tests/oracles/test_c.py::test_c2")
+    if killed:
+        assert outcome is Outcome.FAILED
+    else:
+        assert sorted(ran(result)) == [
+            "test_a1",
+            "test_a2",
+            "test_b1",
+            "test_b2",
+            "test_c1",
+            "test_c2",
+        ]
+        assert {result.outcome(n) for n in result.reports} == {Outcome.PASSED}

@@ -2,26 +2,41 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
 
 import andgate.replay
+from andgate.check import CheckOptions, run_check
+from andgate.sample import AGENT
 from stories import honest_fix, weakened_oracle
 
 
 @pytest.fixture
 def spy(monkeypatch):
-    """Every replay pytest request, in order."""
-    requests = []
+    """Every replay pytest request, in order (each one's result in `.results`)."""
+    requests = SpiedRequests()
     real = andgate.replay.run_pytest
 
     def recording(request, *args, **kwargs):
         requests.append(request)
-        return real(request, *args, **kwargs)
+        result = real(request, *args, **kwargs)
+        requests.results.append(result)
+        return result
 
     monkeypatch.setattr(andgate.replay, "run_pytest", recording)
     return requests
+
+
+class SpiedRequests(list):
+    def __init__(self) -> None:
+        super().__init__()
+        self.results: list = []
+
+    def clear(self) -> None:
+        super().clear()
+        self.results.clear()
 
 
 def killer_files(cache_dir):
@@ -83,6 +98,11 @@ def test_a_poisoned_cache_never_changes_the_verdict(sample, spy, tmp_path, poiso
     assert run.decision == "allow", run.payload["reasons"]
     assert [f["bites"] for f in run.artifact("known_bad.json")["fixtures"]] == [True, True]
     assert [r.only_ids for r in spy if "killers" not in r.label] == [None, None]
+    # The fallback full run still puts the likely killers first.
+    assert sorted(r.first_files for r in spy if "killers" not in r.label) == [
+        ("tests/oracles/test_math_oracle.py",),
+        ("tests/oracles/test_text_oracle.py",),
+    ]
 
 
 def test_cached_parallel_replay_decides_like_serial_cold_replay(sample, tmp_path):
@@ -105,3 +125,73 @@ def test_cached_parallel_replay_decides_like_serial_cold_replay(sample, tmp_path
         warm = sample.gate(head, jobs=2, cache_dir=cache, approved_by=approvals)
         for key in ("verdict", "reasons", "bits", "counts"):
             assert warm.payload[key] == cold.payload[key], key
+
+
+# -- cold replays: likely killers first (issue 14) ------------------------------------
+
+WIDE = 6  # oracle files, one per production module, five items each
+WIDE_MANIFEST = """\
+version: 1
+classes:
+  oracle:
+    require_human_owner: true
+    globs: ["tests/oracles/**/*.py"]
+owners: [alice]
+require_property_class: false
+"""
+
+
+def wide_project(make_repo):
+    """A project whose one known-bad fixture breaks the module only the LAST
+    oracle file imports; every other oracle file passes under it."""
+    files = {".gitignore": "__pycache__/\nartifacts/\n", "pkg/__init__.py": ""}
+    files["tests/trust_manifest.yaml"] = WIDE_MANIFEST
+    for n in range(1, WIDE + 1):
+        files[f"pkg/m{n}.py"] = f"def shift{n}(x):\n    return x + {n}\n"
+        files[f"tests/oracles/test_m{n}.py"] = (
+            f"import pytest\n\nfrom pkg.m{n} import shift{n}\n\n\n"
+            f"@pytest.mark.parametrize('x', range(5))\n"
+            f"def test_shift{n}(x):\n    assert shift{n}(x) == x + {n}\n"
+        )
+    repo = make_repo(files)
+    patch = repo.diff_of([(f"pkg/m{WIDE}.py", f"return x + {WIDE}", f"return x - {WIDE}")])
+    repo.write({"tests/oracles/known_bad/last_subtracts.patch": patch})
+    base = repo.commit("known-bad fixture (owner: alice)")
+    repo.write({"pkg/extra.py": "EXTRA = 1\n"})
+    return repo, base, repo.commit("agent change", who=AGENT)
+
+
+def wide_gate(repo, base, head, artifacts):
+    opts = CheckOptions(
+        repo=repo.path,
+        base=base,
+        head=head,
+        today=dt.date(2026, 11, 25),
+        artifacts=artifacts,
+        jobs=2,
+        timeout=300,
+        cache_dir=None,
+        discrimination=False,
+    )
+    _, written = run_check(opts)
+    return json.loads((written.folder / "verdict.json").read_text(encoding="utf-8"))
+
+
+def test_a_cold_replay_runs_the_likely_killer_first_and_decides_the_same(
+    make_repo, spy, tmp_path, monkeypatch
+):
+    repo, base, head = wide_project(make_repo)
+    ordered = wide_gate(repo, base, head, tmp_path / "ordered")
+    assert [r.first_files for r in spy] == [(f"tests/oracles/test_m{WIDE}.py",)]
+    (result,) = spy.results
+    assert list(result.reports) == [f"tests/oracles/test_m{WIDE}.py::test_shift{WIDE}[0]"]
+    assert len(result.selected("oracle")) == WIDE * 5  # all collected, one ran
+
+    spy.clear()
+    monkeypatch.setattr(andgate.replay, "first_files", lambda *args: ())  # collection order
+    unordered = wide_gate(repo, base, head, tmp_path / "unordered")
+    (result,) = spy.results
+    assert len(result.reports) == (WIDE - 1) * 5 + 1
+    for key in ("verdict", "reasons", "bits", "counts"):
+        assert ordered[key] == unordered[key], key
+    assert ordered["verdict"] == "allow", ordered["reasons"]

@@ -9,6 +9,8 @@ andgate is installed, so it is inert unless the gate passes
   property process;
 - classifies every collected item with the gate's own rules and deselects the
   items of other classes;
+- runs the items of the spec's `first_files` first (a known-bad replay's likely
+  killers), each group in collection order: a reordering, never a selection;
 - records each item's phase outcomes, the seeds property items ran with, and
   collection errors, and writes them to the results file at the end.
 
@@ -114,6 +116,7 @@ class Recorder:
         self.results_path = spec["results"]
         self.rules = Rules.from_json(spec["rules"])
         self.only_ids = set(spec["only_ids"]) if spec.get("only_ids") is not None else None
+        self.first_files = frozenset(spec.get("first_files") or ())
         allow = spec.get("allow_files")
         self.allow_files = None if allow is None else {self.root / p for p in allow}
         self.allow_dirs = set()
@@ -164,7 +167,11 @@ class Recorder:
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        keep, drop = [], []
+        """Last, after every other plugin's reordering: deselect the other classes'
+        items, then move `first_files` to the front. Every xdist worker computes the
+        same order from the same spec, as xdist requires; `-x` stops at the first
+        failure whatever the order."""
+        keep, drop, first = [], [], []
         for item in items:
             facts = self._facts(item)
             cls, why = classify_item(facts, self.rules)
@@ -176,12 +183,18 @@ class Recorder:
                 record["skip_mark"] = _skip_mark(item)
                 record["params"] = _params_digest(item)
             self.items[facts.nodeid] = record
-            (keep if wanted else drop).append(item)
+            if not wanted:
+                drop.append(item)
+            elif facts.path in self.first_files:
+                first.append(item)
+            else:
+                keep.append(item)
             self.canonical[item.nodeid] = facts.nodeid
         if drop:
             config.hook.pytest_deselected(items=drop)
-            items[:] = keep
-        self.total = len(keep)
+        if drop or first:
+            items[:] = first + keep
+        self.total = len(first) + len(keep)
         self._write_progress(force=True)
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:

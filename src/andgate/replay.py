@@ -5,11 +5,22 @@ Each fixture is a patch that reintroduces a real bug. It is applied with
 worktree of its own, and the oracle class runs with `-x`: one failing oracle
 item is the proof, so there is no need to run the rest.
 
+Likely killers first: before the class runs, `replay_order.first_files` reads
+the fixture's `diff --git` headers and hunks and the worktree's oracle files
+(with `ast`, never importing them) and names the oracle files that import a
+module the fixture patches, or import its package and name a function, class or
+module-level name the hunks touch. The plugin runs those files' items first,
+then the rest, each group in collection order, in the same single pytest
+process: on a cold cache a killer in the last oracle file is found after a few
+items instead of after the whole class.
+
 Killer first: the oracle items that failed under a fixture last time (the
 killer cache) run alone first, collecting only their files. If one fails, that
 is the proof and the replay costs a pytest start-up plus one test; if they all
-pass (the oracle changed), the whole class runs as on a cold cache. The cache
-only picks what runs first, so it can make a replay slower, never greener.
+pass (the oracle changed), the whole class runs as on a cold cache, likely
+killers first. The cache and the ordering only pick what runs first: every
+item still runs when none fails, so they can make a replay slower, never
+greener.
 """
 
 from __future__ import annotations
@@ -22,6 +33,7 @@ from pathlib import Path
 from andgate.cache import KillerCache
 from andgate.config import BaseConfig, KnownBad
 from andgate.records import KnownBadFacts, Outcome, ReplayFacts
+from andgate.replay_order import first_files
 from andgate.run import RunRequest, run_pytest
 from andgate.worktree import WorktreePool
 
@@ -90,6 +102,8 @@ def replay_fixture(
         problem = worktree.apply_patch(patch)
         if problem is not None:
             return ReplayFacts(fixture.name, applied=False, problem=_explain(problem))
+        first = first_files(fixture.patch, worktree.path, request.allow_files or ())
+        request = replace(request, first_files=first)
         facts = None
         if killers:
             facts = _run(fixture, _killers_only(request, killers), worktree.path, scratch, timeout)

@@ -97,6 +97,9 @@ class RunRequest:
     allow_files: tuple[str, ...] | None = None
     deny_files: tuple[str, ...] = ()
     only_ids: tuple[str, ...] | None = None
+    # Files whose items run first, in collection order, then the rest (a replay's
+    # likely killers, `replay_order`): an ordering only, every item still runs.
+    first_files: tuple[str, ...] = ()
     collect_only: bool = False
     exitfirst: bool = False
     hypothesis_seed: int | None = None
@@ -190,6 +193,7 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
         "allow_files": None if request.allow_files is None else list(request.allow_files),
         "deny_files": list(request.deny_files),
         "only_ids": None if request.only_ids is None else list(request.only_ids),
+        "first_files": list(request.first_files),
         "hypothesis_seed": request.hypothesis_seed,
         "shard": None if request.shard is None else request.shard.to_json(),
         "checkout": None if environment.checkout is None else str(environment.checkout),
