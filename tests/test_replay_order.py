@@ -71,6 +71,19 @@ def test_paths_come_from_headers_never_from_hunk_bodies():
     assert files[0].ranges == ((1, 2), (2, 2), (7, 8), (8, 8))
 
 
+def test_a_truncated_hunk_ends_at_the_next_header():
+    patch = (
+        b"diff --git a/pkg/one.py b/pkg/one.py\n"
+        b"@@ -1,5 +1,5 @@\n"
+        b"-x = 1\n"
+        b"diff --git a/pkg/two.py b/pkg/two.py\n"
+        b"@@ -1 +1 @@\n"
+        b"-y = 1\n"
+        b"+y = 2\n"
+    )
+    assert [f.paths for f in patched_files(patch)] == [("pkg/one.py",), ("pkg/two.py",)]
+
+
 def test_a_plain_unified_diff_without_git_headers():
     patch = (
         b"--- a/pkg/core.py\n"
@@ -80,13 +93,15 @@ def test_a_plain_unified_diff_without_git_headers():
         b"+x = 2\n"
         b"--- a/pkg/other.py\n"
         b"+++ b/pkg/other.py\n"
-        b"@@ -3 +3 @@\n"
+        b"@@ -3,3 +3,3 @@\n"
+        b"\n"  # a blank context line whose space an editor stripped
         b"-y = 1\n"
         b"+y = 2\n"
+        b" z = 3\n"
     )
     assert [(f.paths, f.ranges) for f in patched_files(patch)] == [
         (("pkg/core.py",), ((1, 1), (1, 1))),
-        (("pkg/other.py",), ((2, 3), (3, 3))),
+        (("pkg/other.py",), ((3, 4), (4, 4))),
     ]
 
 
@@ -110,6 +125,9 @@ def test_renames_deletions_new_and_quoted_files():
         b"+x = 1\n"
         b"+y = 2\n"
         b'diff --git "a/pkg/t\\303\\251st.py" "b/pkg/t\\303\\251st.py"\n'
+        b"diff --git a/pkg/empty.py b/pkg/empty.py\n"
+        b"deleted file mode 100644\n"
+        b"index e69de29..0000000\n"
     )
     files = patched_files(patch)
     assert [(f.paths, f.new_path) for f in files] == [
@@ -117,6 +135,7 @@ def test_renames_deletions_new_and_quoted_files():
         (("pkg/gone.py",), None),
         (("pkg/born.py",), "pkg/born.py"),
         (("pkg/tést.py",), "pkg/tést.py"),
+        (("pkg/empty.py",), None),
     ]
     assert files[2].ranges == ((1, 1), (2, 2))
 
@@ -228,7 +247,7 @@ def test_a_file_that_names_what_the_hunk_changes_through_its_package_goes_first(
         tmp_path,
         "src/pkg",
         [
-            "from pkg import sub",  # re-exported, not changed
+            "from pkg import sub  # re-exported, not changed (unlike add)",
             "from pkg import add",  # re-exported and changed
             "import pkg\n\ndef test_attr():\n    assert pkg.add(1, 1) == 2",
             "from other_project import add",  # the name, not the package
@@ -254,7 +273,7 @@ def test_relative_imports_strings_and_comments_do_not_count(tmp_path):
         tmp_path,
         "pkg",
         [
-            "from .core import add",
+            "from .pkg.core import add",
             "# import pkg.core",
             "NAME = 'pkg.core'",
             "from pkg import core",

@@ -292,8 +292,8 @@ class Target:
         words = {m.rsplit(".", 1)[-1] for m in self.modules} | set(self.names)
         return tuple(sorted(w.encode() for w in words))
 
-    def wanted(self, path: str, summary: Summary) -> bool:
-        if path in self.files or summary.modules & self.modules:
+    def wanted(self, summary: Summary) -> bool:
+        if summary.modules & self.modules:
             return True
         packages = {m.split(".", 1)[0] for m in summary.modules}
         return bool(packages & self.packages and summary.names & self.names)
@@ -340,7 +340,7 @@ def first_files(
         if source is None or not any(t in source for t in tokens):
             continue
         summary = summarize(source)
-        if summary is not None and target.wanted(path, summary):
+        if summary is not None and target.wanted(summary):
             first.append(path)
     return () if len(first) == len(oracle_files) else tuple(first)
 
