@@ -174,9 +174,7 @@ def fingerprint() -> Iterator[Callable[[Path], dict[str, str]]]:
 
 # Fixtures that build repositories and start the gate's pytest processes: a test
 # that uses one is an end-to-end test (`-m "not slow"` skips them).
-END_TO_END_FIXTURES = frozenset(
-    {"sample", "make_repo", "pytester", "project_venv", "honest_run"}
-)
+END_TO_END_FIXTURES = frozenset({"sample", "make_repo", "pytester", "project_venv", "honest_run"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -7,7 +7,6 @@ every other change must block with the reason the contract names.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import subprocess
 import sys
