@@ -138,29 +138,37 @@ CONFTESTS = {
 
 
 @pytest.mark.parametrize(
-    "what, path",
-    [(what, "conftest.py") for what in sorted(CONFTESTS)]
-    + [("rewrites outcomes", "tests/oracles/conftest.py")],
+    "planted",
+    [
+        # every hook at once, one conftest.py on each level the oracle process would load
+        {
+            "conftest.py": CONFTESTS["deselects"],
+            "tests/conftest.py": CONFTESTS["skips"],
+            "tests/oracles/conftest.py": CONFTESTS["rewrites outcomes"],
+        },
+        {"conftest.py": CONFTESTS["rewrites outcomes"]},
+    ],
+    ids=["on-each-level", "root-rewrites-outcomes"],
 )
-def test_conftest_that_hides_oracle_failures_never_reaches_the_oracle_process(sample, what, path):
+def test_conftest_that_hides_oracle_failures_never_reaches_the_oracle_process(sample, planted):
     def cheat(repo: SampleRepo) -> None:
         break_mean(repo)
-        repo.write({path: CONFTESTS[what]})
+        repo.write(planted)
 
     run = sample.gate(sample.change(cheat))
     # Inside the oracle globs a conftest.py is an oracle-class file.
-    code = "ORACLE_AUTHORSHIP" if path.startswith("tests/oracles/") else "TRUST_ROOT_CHANGED"
-    assert run.details(code) == [
-        f"{path} changed without owner approval "
-        "(mixed change: production code and trust-root files together)"
-    ]
+    for path in planted:
+        code = "ORACLE_AUTHORSHIP" if path.startswith("tests/oracles/") else "TRUST_ROOT_CHANGED"
+        assert (
+            f"{path} changed without owner approval "
+            "(mixed change: production code and trust-root files together)"
+        ) in run.details(code)
     assert still_fails(run)
 
 
 CONFIGS = {
-    "pytest.ini -k": {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = -k 'not mean'\n"},
-    "pytest.ini -p no:andgate": {
-        "pytest.ini": "[pytest]\ntestpaths = tests\naddopts = -p no:andgate\n"
+    "pytest.ini addopts": {
+        "pytest.ini": "[pytest]\ntestpaths = tests\naddopts = -p no:andgate -k 'not mean'\n"
     },
     "pyproject addopts": {
         "pyproject.toml": (
@@ -306,12 +314,14 @@ MANIFEST_EDITS = {
 }
 
 
-@pytest.mark.parametrize("how", sorted(MANIFEST_EDITS))
-def test_manifest_edits_are_ignored_in_favour_of_base(sample, how):
+def test_manifest_edits_are_ignored_in_favour_of_base(sample):
+    """Each edit would let the change through if head's manifest were read."""
+
     def cheat(repo: SampleRepo) -> None:
         break_mean(repo)
         repo.write({"tests/test_agent.py": AGENT_FAILING_TEST})
-        repo.edit("tests/trust_manifest.yaml", *MANIFEST_EDITS[how])
+        for edit in MANIFEST_EDITS.values():
+            repo.edit("tests/trust_manifest.yaml", *edit)
 
     run = sample.gate(sample.change(cheat))
     assert run.details("TRUST_ROOT_CHANGED")[0].startswith("tests/trust_manifest.yaml changed")
