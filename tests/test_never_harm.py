@@ -607,6 +607,7 @@ def test_two_checks_of_one_repository_at_once_both_finish_and_leave_nothing(samp
     head = sample.change(honest_fix)
     before = snapshot(sample.path, ("artifacts",))
     argv = [sys.executable, "-m", "andgate", *gate_cli(sample, head, "--jobs", "1", "--json")]
+    argv += ["--no-discrimination"]  # two checks' worktrees and caches at once are the point
     procs = [
         subprocess.Popen(
             [*argv, "--artifacts", str(sample.tmp / f"artifacts-{i}")],
