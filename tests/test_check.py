@@ -15,7 +15,7 @@ import pytest
 
 from andgate.cli import main
 from andgate.sample import SampleRepo
-from stories import AGENT_SLUG_TEST, honest_fix
+from stories import honest_fix
 
 
 def test_honest_change_allows_with_every_bit(honest_run):
@@ -237,39 +237,33 @@ def test_property_without_accepted_invariant_is_untrusted(sample):
     assert reasons == {"property file has no accepted invariant"}
 
 
-def test_freeze_invalid_blocks(sample):
+def test_freeze_invalid_blocks_and_one_that_matches_only_an_oracle_is_ineffective(sample):
     sample.repo.edit("tests/flakes/freeze.yaml", 'expires: "2026-12-10"', 'expires: "2027-12-10"')
-    sample.base = sample.repo.commit("too long a freeze")
+    with (sample.path / "tests/flakes/freeze.yaml").open("a") as freezes:
+        freezes.write(
+            "  - id: test_mean\n    reason: r\n    first_seen: 2026-11-20\n"
+            "    expires: 2026-12-01\n    owner: o\n"
+        )
+    sample.base = sample.repo.commit("too long a freeze, and a freeze of an oracle")
     run = sample.gate(sample.change(honest_fix))
     assert "FREEZE_INVALID" in run.codes
-    assert "over max_freeze_days (28)" in run.details("FREEZE_INVALID")[0]
-
-
-def test_freeze_that_matches_only_an_oracle_is_ineffective(sample):
-    sample.repo.write(
-        {
-            "tests/flakes/freeze.yaml": (
-                "freezes:\n  - id: test_mean\n    reason: r\n    first_seen: 2026-11-20\n"
-                "    expires: 2026-12-01\n    owner: o\n"
-            )
-        }
-    )
-    sample.base = sample.repo.commit("freeze an oracle")
-    run = sample.gate(sample.change(honest_fix))
-    warnings = run.payload["warnings"]
+    [invalid] = run.details("FREEZE_INVALID")
+    assert "tests/test_timing.py::test_mean_is_fast" in invalid
+    assert "over max_freeze_days (28)" in invalid
     assert {
         "code": "FREEZE_INEFFECTIVE",
         "detail": "freeze 'test_mean' matches only oracle items; it freezes nothing",
-    } in warnings
+    } in run.payload["warnings"]
 
 
-def test_untrusted_failure_blocks_without_blaming_oracles(sample):
+@pytest.mark.parametrize("jobs", [1, 2, 3])  # jobs do not change the verdict
+def test_untrusted_failure_blocks_without_blaming_oracles(sample, jobs):
     head = sample.change(
         lambda r: r.write(
             {"tests/test_agent.py": ("def test_wrong_belief():\n    assert 1 + 1 == 3\n")}
         )
     )
-    run = sample.gate(head)
+    run = sample.gate(head, jobs=jobs)
     assert run.codes == ["UNTRUSTED_FAILED"]
     assert run.details("UNTRUSTED_FAILED")[0].startswith(
         "tests/test_agent.py::test_wrong_belief failed"
@@ -498,13 +492,6 @@ def test_python_dash_m_andgate_is_the_cli(sample):
         check=False,
     )
     assert proc.returncode == 0 and "check" in proc.stdout
-
-
-@pytest.mark.parametrize("jobs", [1, 3])
-def test_jobs_do_not_change_the_verdict(sample, jobs):
-    head = sample.change(lambda r: r.write({"tests/test_agent.py": AGENT_SLUG_TEST}))
-    run = sample.gate(head, jobs=jobs)
-    assert run.codes == ["UNTRUSTED_FAILED"]
 
 
 def test_an_internal_crash_is_gate_error_with_artifacts_and_traceback(sample, monkeypatch):
