@@ -36,20 +36,6 @@ def still_fails(run, nodeid: str = MEAN) -> bool:
 # -- oracle files ---------------------------------------------------------------------------
 
 
-def test_deleting_an_oracle_file_still_runs_base_copy(sample):
-    def cheat(repo: SampleRepo) -> None:
-        break_mean(repo)
-        repo.delete("tests/oracles/test_math_oracle.py")
-
-    run = sample.gate(sample.change(cheat))
-    assert run.decision == "block"
-    assert run.details("ORACLE_AUTHORSHIP") == [
-        "tests/oracles/test_math_oracle.py changed without owner approval "
-        "(mixed change: production code and trust-root files together)"
-    ]
-    assert still_fails(run)
-
-
 def test_renaming_an_oracle_out_of_the_oracle_globs_still_runs_base_copy(sample):
     def cheat(repo: SampleRepo) -> None:
         break_mean(repo)
@@ -95,19 +81,24 @@ def test_skipping_oracles_from_production_code_is_missing_on_head(sample):
     assert "ORACLE_AUTHORSHIP" not in run.codes
 
 
-def test_new_oracle_file_next_to_production_code_is_oracle_authorship(sample):
+def test_deleting_an_oracle_file_or_adding_one_next_to_production_code(sample):
+    """The deleted oracle file still runs from base; the new one is oracle
+    authorship and never runs as an oracle."""
     agent_oracle = (
         "from minilib import mean\n\n\ndef test_mean_runs():\n    assert mean([2]) >= 0\n"
     )
 
     def cheat(repo: SampleRepo) -> None:
         break_mean(repo)
+        repo.delete("tests/oracles/test_math_oracle.py")
         repo.write({"tests/oracles/test_agent_oracle.py": agent_oracle})
 
     run = sample.gate(sample.change(cheat))
-    assert run.details("ORACLE_AUTHORSHIP") == [
-        "tests/oracles/test_agent_oracle.py changed without owner approval "
+    assert run.decision == "block"
+    assert sorted(run.details("ORACLE_AUTHORSHIP")) == [
+        f"tests/oracles/{name}.py changed without owner approval "
         "(mixed change: production code and trust-root files together)"
+        for name in ("test_agent_oracle", "test_math_oracle")
     ]
     assert "mixed change" in run.artifact("summary.md")
     assert still_fails(run)
