@@ -181,3 +181,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if END_TO_END_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    # End-to-end tests first (a stable sort: each module's tests stay in their
+    # order): under pytest-xdist the last tests handed out are then the short
+    # unit tests, and no worker idles while another finishes a long gate run.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
