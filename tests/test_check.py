@@ -128,19 +128,27 @@ def test_oracle_edited_with_production_code_is_oracle_authorship(sample):
 
 
 def test_owner_approval_lifts_authorship_but_not_neutralization(sample):
-    def weaken(repo: SampleRepo) -> None:
+    """An oracle assertion weakened and an oracle item deleted (renamed away), in a
+    trust-root-only change: base's oracle file still runs; the owner's approval
+    lifts the authorship and the deletion, never the neutralized fixture."""
+
+    def weaken_and_delete(repo: SampleRepo) -> None:
         repo.edit(
             "tests/oracles/test_text_oracle.py",
             "assert chunk([1, 2, 3, 4, 5], 2) == [[1, 2], [3, 4], [5]]",
             "assert chunk([1, 2, 3, 4, 5], 2)",
         )
+        repo.edit(
+            "tests/oracles/test_text_oracle.py", "def test_slugify_words():", "def _disabled():"
+        )
 
-    head = sample.change(weaken)
+    head = sample.change(weaken_and_delete)
     unapproved = sample.gate(head)
     assert "ORACLE_AUTHORSHIP" in unapproved.codes
     assert "trust-root-only change" in unapproved.details("ORACLE_AUTHORSHIP")[0]
+    assert unapproved.payload["bits"]["oracle_ok"] is True  # base's oracle file still runs
     approved = sample.gate(head, approved_by=("alice",))
-    assert approved.codes == ["ORACLE_NEUTRALIZED"]
+    assert approved.codes == ["ORACLE_NEUTRALIZED"]  # the approved deletion is no failure
     assert approved.details("ORACLE_NEUTRALIZED") == [
         "kb_chunk_drops_tail left every oracle item passing"
     ]
@@ -290,19 +298,6 @@ def test_collection_error_blocks(sample):
     run = sample.gate(head)
     assert "COLLECTION_ERROR" in run.codes
     assert "tests/test_broken.py" in run.details("COLLECTION_ERROR")[0]
-
-
-def test_deleted_oracle_item_is_missing_on_head_even_when_approved_only_for_authorship(sample):
-    def delete(repo: SampleRepo) -> None:
-        repo.edit(
-            "tests/oracles/test_text_oracle.py", "def test_slugify_words():", "def _disabled():"
-        )
-
-    run = sample.gate(sample.change(delete))
-    assert "ORACLE_AUTHORSHIP" in run.codes
-    assert run.payload["bits"]["oracle_ok"] is True  # base's oracle file still runs
-    approved = sample.gate(sample.change(delete), approved_by=("alice",))
-    assert approved.decision == "allow"
 
 
 def test_parametrisation_read_from_production_code_is_pinned_by_base(sample):

@@ -428,16 +428,20 @@ COPYCATS = {
 }
 
 
-@pytest.mark.parametrize("how", sorted(COPYCATS))
-def test_property_file_copying_an_accepted_invariant_but_running_no_seed(sample, how):
-    path = "tests/properties/test_copycat_property.py"
-    head = sample.change(lambda r: r.write({path: copycat_property(COPYCATS[how])}))
-    run = sample.gate(head)
-    assert run.details("NO_SEEDS") == [f"{path} ran no item with a recorded seed"]
-    # An empty parametrisation is one skipped item, and a skip is not a pass.
-    assert set(run.codes) == (
-        {"NO_SEEDS", "PROPERTY_FAILED"} if how == "empty seeds" else {"NO_SEEDS"}
+def test_property_files_copying_an_accepted_invariant_but_running_no_seed(sample):
+    paths = {
+        how: f"tests/properties/test_copycat_{n}_property.py" for n, how in enumerate(COPYCATS)
+    }
+    head = sample.change(
+        lambda r: r.write({paths[how]: copycat_property(body) for how, body in COPYCATS.items()})
     )
+    run = sample.gate(head)
+    assert sorted(run.details("NO_SEEDS")) == sorted(
+        f"{path} ran no item with a recorded seed" for path in paths.values()
+    )
+    # An empty parametrisation is one skipped item, and a skip is not a pass.
+    assert set(run.codes) == {"NO_SEEDS", "PROPERTY_FAILED"}
+    assert all(d.startswith(paths["empty seeds"]) for d in run.details("PROPERTY_FAILED"))
 
 
 def test_property_lookalike_outside_the_property_globs_counts_for_nothing(sample):

@@ -55,31 +55,27 @@ POISON = (
 
 
 def test_xdist_in_the_users_config_gives_the_same_verdict(tmp_path, honest_run):
-    """The honest fix decides as without xdist (the shared honest run); an
+    """With `-n 2` in the user's config, a broken mean fails its oracle item alone
+    and everything else decides as without xdist (the shared honest run): an
     untrusted module that breaks every clamp oracle at import time stays in the
-    untrusted process, with xdist workers as without; a broken mean fails its
-    oracle item alone."""
+    untrusted process, and both known-bad fixtures still bite."""
     xdist = sample_with(tmp_path, {"pytest.ini": XDIST_INI})
 
-    def honest_and_poison(repo: SampleRepo) -> None:
+    def change(repo: SampleRepo) -> None:
         honest_fix(repo)
+        break_mean(repo)
         repo.write({"tests/test_poison.py": POISON})
 
-    got = xdist.gate(xdist.change(honest_and_poison))
-    assert got.decision == honest_run.decision == "allow", got.payload["reasons"]
-    assert got.payload["bits"] == honest_run.payload["bits"]
-    want = {
-        **honest_run.payload["counts"],
-        "untrusted": honest_run.payload["counts"]["untrusted"] + 1,
-    }
-    assert got.payload["counts"] == want
-    broken = xdist.gate(xdist.change(break_mean))
-    assert broken.codes == ["ORACLE_FAILED"], broken.payload["reasons"]
-    assert [d.split(" ", 1)[0] for d in broken.details("ORACLE_FAILED")] == [
+    got = xdist.gate(xdist.change(change))
+    assert got.codes == ["ORACLE_FAILED"], got.payload["reasons"]
+    assert [d.split(" ", 1)[0] for d in got.details("ORACLE_FAILED")] == [
         "tests/oracles/test_math_oracle.py::test_mean"
     ]
-    assert broken.payload["bits"] == {**got.payload["bits"], "oracle_ok": False}
-    assert broken.payload["counts"] == {**want, "untrusted": 1}  # tests/test_misc.py alone
+    assert got.payload["bits"] == {**honest_run.payload["bits"], "oracle_ok": False}
+    untrusted = honest_run.payload["counts"]["untrusted"] + 1
+    assert got.payload["counts"] == {**honest_run.payload["counts"], "untrusted": untrusted}
+    outcomes = {i["nodeid"]: i["outcome"] for i in got.artifact("trust_inventory.json")["items"]}
+    assert outcomes["tests/test_poison.py::test_poison"] == "passed"
 
 
 # -- pytest-rerunfailures ----------------------------------------------------------------
