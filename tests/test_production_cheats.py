@@ -79,6 +79,7 @@ def test_implicit_imports_gitattributes_and_oracle_literals_are_found(sample):
     suspicious = run.details("PRODUCTION_SUSPICIOUS")
     for path, (_, construct) in IMPLICIT.items():
         assert any(d.startswith(path) and construct in d for d in suspicious), (path, suspicious)
+    assert any("bytecode (.pyc)" in d for d in suspicious), suspicious  # by name, not content
     assert any(d.startswith(".gitattributes changed") for d in run.details("TRUST_ROOT_CHANGED"))
     warnings = [w["detail"] for w in run.payload["warnings"] if w["code"] == "ORACLE_LITERAL"]
     assert any("minilib/text.py" in w for w in warnings), run.payload["warnings"]

@@ -47,9 +47,11 @@ def break_mean(repo: SampleRepo) -> None:
 XDIST_INI = "[pytest]\ntestpaths = tests\naddopts = -n 2\n"
 
 
+# Rebinds clamp's code, so the oracles' own `clamp` is broken too, whenever this
+# module is imported: clamp stops clamping (tests/test_misc.py's case still holds).
 POISON = (
     "import minilib.mathx\n"
-    "minilib.mathx.clamp = lambda x, lo, hi: -999\n"
+    "minilib.mathx.clamp.__code__ = (lambda x, lo, hi: x).__code__\n"
     "def test_poison():\n    assert True\n"
 )
 
