@@ -8,6 +8,7 @@ environment. Repositories are built from the tests' own sample project
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -32,7 +33,19 @@ collect_ignore = ["resources"]
 def isolated_environment(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home = tmp_path_factory.mktemp("home")
+    isolate(monkeypatch, tmp_path_factory.mktemp("home"))
+
+
+@contextlib.contextmanager
+def isolated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """isolated_environment, for gate runs in module- or session-scoped fixtures
+    (they are set up before any function-scoped fixture)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        isolate(monkeypatch, tmp_path_factory.mktemp("home"))
+        yield
+
+
+def isolate(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
@@ -59,6 +72,7 @@ class GateRun:
     verdict: Verdict
     payload: dict[str, Any]
     artifacts: Path
+    base: str = ""  # as passed to the gate
 
     @property
     def codes(self) -> list[str]:
@@ -98,18 +112,33 @@ class Sample:
         options.setdefault("artifacts", self.tmp / "artifacts")
         options.setdefault("jobs", 2)
         options.setdefault("timeout", 300)
-        opts = CheckOptions(
-            repo=self.path, base=options.pop("base", self.base), head=head or "HEAD", **options
-        )
+        # The discrimination report adds up to K+4 pytest runs per check; only the
+        # tests about it (and the canonical honest run) ask for it.
+        options.setdefault("discrimination", False)
+        base = options.pop("base", self.base)
+        opts = CheckOptions(repo=self.path, base=base, head=head or "HEAD", **options)
         verdict, artifacts = run_check(opts)
         payload = json.loads((artifacts.folder / "verdict.json").read_text(encoding="utf-8"))
-        return GateRun(verdict, payload, artifacts.folder)
+        return GateRun(verdict, payload, artifacts.folder, base)
 
 
 @pytest.fixture
 def sample(tmp_path: Path) -> Sample:
     repo, base = build_test_sample(tmp_path / "sample")
     return Sample(repo, base, tmp_path)
+
+
+@pytest.fixture(scope="session")
+def honest_run(tmp_path_factory: pytest.TempPathFactory) -> GateRun:
+    """The canonical allow: the honest fix gated once, with the discrimination
+    report, shared by the tests that read different parts of it (read only)."""
+    from stories import honest_fix
+
+    tmp = tmp_path_factory.mktemp("honest")
+    with isolated(tmp_path_factory):
+        repo, base = build_test_sample(tmp / "sample")
+        sample = Sample(repo, base, tmp)
+        return sample.gate(sample.change(honest_fix), discrimination=True)
 
 
 @pytest.fixture
@@ -145,10 +174,14 @@ def fingerprint() -> Iterator[Callable[[Path], dict[str, str]]]:
 
 # Fixtures that build repositories and start the gate's pytest processes: a test
 # that uses one is an end-to-end test (`-m "not slow"` skips them).
-END_TO_END_FIXTURES = frozenset({"sample", "make_repo", "pytester", "project_venv"})
+END_TO_END_FIXTURES = frozenset({"sample", "make_repo", "pytester", "project_venv", "honest_run"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if END_TO_END_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    # End-to-end tests first (a stable sort: each module's tests stay in their
+    # order): under pytest-xdist the last tests handed out are then the short
+    # unit tests, and no worker idles while another finishes a long gate run.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -7,7 +7,6 @@ every other change must block with the reason the contract names.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import subprocess
 import sys
@@ -16,20 +15,21 @@ import pytest
 
 from andgate.cli import main
 from andgate.sample import SampleRepo
-from stories import AGENT_SLUG_TEST, honest_fix
+from stories import honest_fix
 
 
-def test_honest_change_allows_with_every_bit(sample):
-    run = sample.gate(sample.change(honest_fix))
+def test_honest_change_allows_with_every_bit(honest_run):
+    run = honest_run
     assert run.decision == "allow", run.payload["reasons"]
     assert run.payload["reasons"] == []
+    assert run.payload["warnings"] == []  # its agent test discriminates (a mutant kills it)
     assert all(run.payload["bits"].values())
     assert run.verdict.exit_code == 0
     assert run.payload["counts"] == {"oracle": 8, "property": 3, "frozen_flake": 1, "untrusted": 2}
 
 
-def test_artifacts_are_complete_and_self_ignoring(sample):
-    run = sample.gate(sample.change(honest_fix))
+def test_artifacts_are_complete_and_self_ignoring(honest_run):
+    run = honest_run
     names = {p.name for p in run.artifacts.iterdir()}
     assert {
         "trust_inventory.json",
@@ -44,7 +44,7 @@ def test_artifacts_are_complete_and_self_ignoring(sample):
         ".gitignore",
     } <= names
     assert run.payload["schema"] == "andgate.verdict/1"
-    assert run.payload["base"] == sample.base
+    assert run.payload["base"] == run.base
     assert run.payload["today"] == "2026-11-25"
     inventory = run.artifact("trust_inventory.json")["items"]
     frozen = [i for i in inventory if i["class"] == "frozen_flake"]
@@ -128,31 +128,44 @@ def test_oracle_edited_with_production_code_is_oracle_authorship(sample):
 
 
 def test_owner_approval_lifts_authorship_but_not_neutralization(sample):
-    def weaken(repo: SampleRepo) -> None:
+    """An oracle assertion weakened and an oracle item deleted (renamed away), in a
+    trust-root-only change: base's oracle file still runs; the owner's approval
+    lifts the authorship and the deletion, never the neutralized fixture."""
+
+    def weaken_and_delete(repo: SampleRepo) -> None:
         repo.edit(
             "tests/oracles/test_text_oracle.py",
             "assert chunk([1, 2, 3, 4, 5], 2) == [[1, 2], [3, 4], [5]]",
             "assert chunk([1, 2, 3, 4, 5], 2)",
         )
+        repo.edit(
+            "tests/oracles/test_text_oracle.py", "def test_slugify_words():", "def _disabled():"
+        )
 
-    head = sample.change(weaken)
+    head = sample.change(weaken_and_delete)
     unapproved = sample.gate(head)
     assert "ORACLE_AUTHORSHIP" in unapproved.codes
     assert "trust-root-only change" in unapproved.details("ORACLE_AUTHORSHIP")[0]
+    assert unapproved.payload["bits"]["oracle_ok"] is True  # base's oracle file still runs
     approved = sample.gate(head, approved_by=("alice",))
-    assert approved.codes == ["ORACLE_NEUTRALIZED"]
+    assert approved.codes == ["ORACLE_NEUTRALIZED"]  # the approved deletion is no failure
     assert approved.details("ORACLE_NEUTRALIZED") == [
         "kb_chunk_drops_tail left every oracle item passing"
     ]
     assert approved.payload["bits"]["known_bad_ok"] is False
 
 
-def test_approval_by_a_non_owner_is_ignored_and_said(sample):
-    head = sample.change(
-        lambda r: r.edit("tests/trust_manifest.yaml", "max_freeze_days: 28", "max_freeze_days: 90")
-    )
-    run = sample.gate(head, approved_by=("mallory",))
+def test_manifest_edits_and_a_non_owners_approval_are_ignored_and_said(sample):
+    """Head's manifest is never read (version 2 would be MANIFEST_INVALID), and
+    mallory's approval does not lift the trust-root change."""
+
+    def edit(repo: SampleRepo) -> None:
+        repo.edit("tests/trust_manifest.yaml", "max_freeze_days: 28", "max_freeze_days: 90")
+        repo.edit("tests/trust_manifest.yaml", "version: 1", "version: 2")
+
+    run = sample.gate(sample.change(edit), approved_by=("mallory",))
     assert run.codes == ["TRUST_ROOT_CHANGED"]
+    assert run.details("TRUST_ROOT_CHANGED")[0].startswith("tests/trust_manifest.yaml changed")
     assert [w["code"] for w in run.payload["warnings"]] == ["APPROVAL_IGNORED"]
 
 
@@ -232,49 +245,33 @@ def test_property_without_accepted_invariant_is_untrusted(sample):
     assert reasons == {"property file has no accepted invariant"}
 
 
-def test_freeze_expired_blocks(sample):
-    run = sample.gate(sample.change(honest_fix), today=dt.date(2026, 12, 10))
-    assert "FREEZE_EXPIRED" in run.codes
-    assert run.details("FREEZE_EXPIRED")[0].startswith(
-        "'tests/test_timing.py::test_mean_is_fast' expired on 2026-12-10"
-    )
-    # an expired freeze freezes nothing: the flaky test is untrusted again
-    assert "UNTRUSTED_FAILED" in run.codes
-
-
-def test_freeze_invalid_blocks(sample):
+def test_freeze_invalid_blocks_and_one_that_matches_only_an_oracle_is_ineffective(sample):
     sample.repo.edit("tests/flakes/freeze.yaml", 'expires: "2026-12-10"', 'expires: "2027-12-10"')
-    sample.base = sample.repo.commit("too long a freeze")
+    with (sample.path / "tests/flakes/freeze.yaml").open("a") as freezes:
+        freezes.write(
+            "  - id: test_mean\n    reason: r\n    first_seen: 2026-11-20\n"
+            "    expires: 2026-12-01\n    owner: o\n"
+        )
+    sample.base = sample.repo.commit("too long a freeze, and a freeze of an oracle")
     run = sample.gate(sample.change(honest_fix))
     assert "FREEZE_INVALID" in run.codes
-    assert "over max_freeze_days (28)" in run.details("FREEZE_INVALID")[0]
-
-
-def test_freeze_that_matches_only_an_oracle_is_ineffective(sample):
-    sample.repo.write(
-        {
-            "tests/flakes/freeze.yaml": (
-                "freezes:\n  - id: test_mean\n    reason: r\n    first_seen: 2026-11-20\n"
-                "    expires: 2026-12-01\n    owner: o\n"
-            )
-        }
-    )
-    sample.base = sample.repo.commit("freeze an oracle")
-    run = sample.gate(sample.change(honest_fix))
-    warnings = run.payload["warnings"]
+    [invalid] = run.details("FREEZE_INVALID")
+    assert "tests/test_timing.py::test_mean_is_fast" in invalid
+    assert "over max_freeze_days (28)" in invalid
     assert {
         "code": "FREEZE_INEFFECTIVE",
         "detail": "freeze 'test_mean' matches only oracle items; it freezes nothing",
-    } in warnings
+    } in run.payload["warnings"]
 
 
-def test_untrusted_failure_blocks_without_blaming_oracles(sample):
+@pytest.mark.parametrize("jobs", [1, 2, 3])  # jobs do not change the verdict
+def test_untrusted_failure_blocks_without_blaming_oracles(sample, jobs):
     head = sample.change(
         lambda r: r.write(
             {"tests/test_agent.py": ("def test_wrong_belief():\n    assert 1 + 1 == 3\n")}
         )
     )
-    run = sample.gate(head)
+    run = sample.gate(head, jobs=jobs)
     assert run.codes == ["UNTRUSTED_FAILED"]
     assert run.details("UNTRUSTED_FAILED")[0].startswith(
         "tests/test_agent.py::test_wrong_belief failed"
@@ -301,19 +298,6 @@ def test_collection_error_blocks(sample):
     run = sample.gate(head)
     assert "COLLECTION_ERROR" in run.codes
     assert "tests/test_broken.py" in run.details("COLLECTION_ERROR")[0]
-
-
-def test_deleted_oracle_item_is_missing_on_head_even_when_approved_only_for_authorship(sample):
-    def delete(repo: SampleRepo) -> None:
-        repo.edit(
-            "tests/oracles/test_text_oracle.py", "def test_slugify_words():", "def _disabled():"
-        )
-
-    run = sample.gate(sample.change(delete))
-    assert "ORACLE_AUTHORSHIP" in run.codes
-    assert run.payload["bits"]["oracle_ok"] is True  # base's oracle file still runs
-    approved = sample.gate(sample.change(delete), approved_by=("alice",))
-    assert approved.decision == "allow"
 
 
 def test_parametrisation_read_from_production_code_is_pinned_by_base(sample):
@@ -403,12 +387,6 @@ def test_manifest_invalid_is_exit_2_and_still_writes_artifacts(sample):
     assert (run.artifacts / "summary.md").exists()
 
 
-def test_manifest_is_read_from_base_not_head(sample):
-    head = sample.change(lambda r: r.edit("tests/trust_manifest.yaml", "version: 1", "version: 2"))
-    run = sample.gate(head)
-    assert run.codes == ["TRUST_ROOT_CHANGED"]
-
-
 def test_unknown_base_is_gate_error(sample):
     run = sample.gate(base="no-such-ref")
     assert run.codes == ["GATE_ERROR"]
@@ -457,44 +435,25 @@ def test_hypothesis_seed_is_derived_from_base_and_recorded(hypothesis_plugin, sa
     assert run.decision == "allow", run.payload["reasons"]
 
 
-def test_cli_json_on_stdout_and_exit_codes(sample, capsys, monkeypatch):
+def test_an_expired_freeze_blocks_on_the_terminal_with_exit_1(sample, capsys, monkeypatch):
+    """Through the CLI with its defaults (the discrimination report on)."""
     head = sample.change(honest_fix)
     monkeypatch.chdir(sample.path)
-    code = main(
-        [
-            "check",
-            "--base",
-            sample.base,
-            "--head",
-            head,
-            "--json",
-            "--today",
-            "2026-11-25",
-            "--artifacts",
-            str(sample.tmp / "cli-artifacts"),
-        ]
-    )
-    payload = json.loads(capsys.readouterr().out)
-    assert code == 0 and payload["verdict"] == "allow"
-    code = main(
-        [
-            "check",
-            "--base",
-            sample.base,
-            "--head",
-            head,
-            "--today",
-            "2026-12-10",
-            "--artifacts",
-            str(sample.tmp / "cli-artifacts"),
-        ]
-    )
+    artifacts = sample.tmp / "cli-artifacts"
+    argv = ["check", "--base", sample.base, "--head", head, "--today", "2026-12-10"]
+    code = main([*argv, "--artifacts", str(artifacts)])
     out = capsys.readouterr().out
     assert code == 1, out
     assert out.startswith("andgate: BLOCK\n  FREEZE_EXPIRED: ")
+    payload = json.loads((artifacts / "verdict.json").read_text(encoding="utf-8"))
+    expired = [r["detail"] for r in payload["reasons"] if r["code"] == "FREEZE_EXPIRED"]
+    assert expired[0].startswith("'tests/test_timing.py::test_mean_is_fast' expired on 2026-12-10")
+    # an expired freeze freezes nothing: the flaky test is untrusted again
+    assert "UNTRUSTED_FAILED" in {r["code"] for r in payload["reasons"]}
+    assert payload["discrimination"]["items"], payload["discrimination"]
 
 
-def test_approval_from_environment(sample, capsys, monkeypatch):
+def test_approval_from_environment_and_json_on_stdout(sample, capsys, monkeypatch):
     head = sample.change(lambda r: r.write({"tests/conftest.py": "# reviewed\n"}))
     monkeypatch.chdir(sample.path)
     monkeypatch.setenv("ANDGATE_APPROVED_BY", "bob, alice")
@@ -512,7 +471,11 @@ def test_approval_from_environment(sample, capsys, monkeypatch):
             str(sample.tmp / "env-artifacts"),
         ]
     )
-    assert code == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert code == 0, out
+    payload = json.loads(out)
+    assert payload["verdict"] == "allow" and payload["reasons"] == []
+    assert [(a["login"], a["source"]) for a in payload["approvals"]] == [("alice", "env")]
 
 
 def test_python_dash_m_andgate_is_the_cli(sample):
@@ -524,13 +487,6 @@ def test_python_dash_m_andgate_is_the_cli(sample):
         check=False,
     )
     assert proc.returncode == 0 and "check" in proc.stdout
-
-
-@pytest.mark.parametrize("jobs", [1, 3])
-def test_jobs_do_not_change_the_verdict(sample, jobs):
-    head = sample.change(lambda r: r.write({"tests/test_agent.py": AGENT_SLUG_TEST}))
-    run = sample.gate(head, jobs=jobs)
-    assert run.codes == ["UNTRUSTED_FAILED"]
 
 
 def test_an_internal_crash_is_gate_error_with_artifacts_and_traceback(sample, monkeypatch):
@@ -554,7 +510,11 @@ def test_an_error_outside_the_gate_is_one_line_and_exit_2(sample, capsys, monkey
     def explode(*args, **kwargs):
         raise RuntimeError("reporter broke\nsecond line")
 
+    def gate_error(*args, **kwargs):
+        raise andgate.check.AndgateError("no pytest process needed")
+
     monkeypatch.setattr(andgate.check, "write_artifacts", explode)
+    monkeypatch.setattr(andgate.check, "make_plan", gate_error)  # the verdict is not the point
     monkeypatch.chdir(sample.path)
     head = sample.change(honest_fix)
     code = main(["check", "--base", sample.base, "--head", head, "--quiet"])

@@ -8,18 +8,31 @@ import pytest
 
 from andgate.demo import CHANGES, run_demo
 
-# End to end: these start the gate's pytest processes.
-pytestmark = pytest.mark.slow
 
-
+@pytest.mark.slow  # end to end: starts the gate's pytest processes
 def test_demo_subset_matches(capsys):
-    assert run_demo(changes=CHANGES[:2]) == 0
+    assert run_demo(changes=CHANGES[:1]) == 0  # the block rows: tests/test_check.py
     out = capsys.readouterr().out
     assert "honest fix with its own tests" in out
     assert "every verdict as expected" in out
 
 
-def test_demo_exits_1_when_a_verdict_differs(capsys):
+def test_demo_exits_1_when_a_verdict_differs(capsys, monkeypatch, tmp_path):
+    """The table and the exit code, against a gate that decides allow (the real gate
+    is run above)."""
+    import andgate.demo
+    from andgate.records import Bit, Decision
+    from andgate.sample import SampleRepo
+    from andgate.verdict import Verdict
+
+    def allow(repo, base, change, artifacts):
+        return Verdict(Decision.ALLOW, (), dict.fromkeys(Bit, True), (), {})
+
+    monkeypatch.setattr(andgate.demo, "_gate_change", allow)
+    monkeypatch.setattr(andgate.demo, "build_sample", lambda path: (SampleRepo(path), "0" * 40))
     wrong = replace(CHANGES[0], verdict="block", reasons=("ORACLE_FAILED",))
-    assert run_demo(changes=(wrong,)) == 1
-    assert "SOME VERDICTS DIFFER" in capsys.readouterr().out
+    assert run_demo(changes=(CHANGES[0], wrong)) == 1
+    out = capsys.readouterr().out
+    assert "SOME VERDICTS DIFFER" in out
+    rows = [line.split()[0] for line in out.splitlines()[3:5]]
+    assert rows == ["yes", "NO"], out

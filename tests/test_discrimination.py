@@ -29,7 +29,7 @@ def _report(run) -> dict:  # type: ignore[no-untyped-def]
 
 
 def test_a_tautological_agent_test_discriminates_nothing_and_a_real_one_does(sample):
-    run = sample.gate(sample.change(_honest_with_tautology))
+    run = sample.gate(sample.change(_honest_with_tautology), discrimination=True)
     assert run.decision == "allow", run.payload["reasons"]  # a warning, by default
     assert _report(run) == {
         "tests/test_agent_types.py::test_slugify_exists": False,
@@ -45,10 +45,10 @@ def test_a_tautological_agent_test_discriminates_nothing_and_a_real_one_does(sam
     assert "AGENT_TESTS_DISCRIMINATE_NOTHING" in summary
 
 
-def test_a_test_that_only_a_mutant_kills_discriminates(sample):
+def test_a_test_that_only_a_mutant_kills_discriminates(honest_run):
     """No known-bad fixture touches slugify: only a mutant of the line the change
     edited shows that the agent's test of it can fail."""
-    run = sample.gate(sample.change(honest_fix))
+    run = honest_run
     items = run.payload["discrimination"]["items"]
     assert items == [
         {
@@ -80,7 +80,7 @@ def test_require_discriminating_tests_makes_it_block(tmp_path):
         tmp_path / "s", {**BASE_FILES, "tests/trust_manifest.yaml": manifest}
     )
     sample = Sample(repo, base, tmp_path)
-    run = sample.gate(sample.change(_honest_with_tautology))
+    run = sample.gate(sample.change(_honest_with_tautology), discrimination=True)
     assert run.decision == "block"
     assert "AGENT_TESTS_DISCRIMINATE_NOTHING" in run.codes
     assert not run.payload["bits"]["untrusted_ok"]

@@ -8,7 +8,9 @@ naming the file, the field and the fix, and never a traceback.
 
 Most rows run end to end through `andgate.cli.main` on a tiny project (one
 production module, one oracle test) built as a throwaway git repository; the
-parsers also get direct tests where one input has many bad variants. Rows that
+parsers also get direct tests where one input has many bad variants (the manifest's
+variants are refused by its parser, `refused`, exactly as check reads base's blob;
+a few manifest rows still run end to end for the wiring). Rows that
 share one gate run (the known-bad fixtures) use a module-scoped run under the
 same isolation as conftest's `isolated_environment`.
 """
@@ -190,6 +192,19 @@ def details(payload: dict[str, Any], code: str) -> list[str]:
     return [r["detail"] for r in payload["reasons"] if r["code"] == code]
 
 
+def refused(text: str | bytes, *fragments: str) -> str:
+    """The manifest parser's refusal, as check reads the blob from base: one line
+    naming the file, the field and the fix (check turns it into MANIFEST_INVALID,
+    exit 2; test_manifest_missing and the terminal test below run that end to end)."""
+    blob = text.encode("utf-8") if isinstance(text, str) else text
+    with pytest.raises(ManifestError) as refusal:
+        parse_manifest(blob, MANIFEST_PATH, f"{MANIFEST_PATH} (at 0123456789ab)")
+    message = str(refusal.value)
+    assert "\n" not in message
+    assert all(f in message for f in fragments), (fragments, message)
+    return message
+
+
 # == 1. The manifest ===================================================================
 
 
@@ -215,19 +230,15 @@ def test_manifest_path_given_with_manifest_is_read_from_base(tiny, gate):
     ["", "\n\n", "# only a comment\n", "---\n", "~\n"],
     ids=["zero-bytes", "blank-lines", "comment", "bare-document", "null"],
 )
-def test_manifest_empty(tiny, gate, text):
-    repo, base = tiny(with_manifest(text))
-    run = gate(repo, base, agent_change(repo))
-    blocked(run, "MANIFEST_INVALID", MANIFEST_PATH, "manifest is empty", "version and classes")
+def test_manifest_empty(text):
+    refused(text, MANIFEST_PATH, "manifest is empty", "version and classes")
 
 
 @pytest.mark.parametrize(
     "text", ["- version: 1\n", "just a string\n", "42\n"], ids=["list", "string", "number"]
 )
-def test_manifest_not_a_mapping(tiny, gate, text):
-    repo, base = tiny(with_manifest(text))
-    run = gate(repo, base, agent_change(repo))
-    blocked(run, "MANIFEST_INVALID", MANIFEST_PATH, "the manifest must be a mapping")
+def test_manifest_not_a_mapping(text):
+    refused(text, MANIFEST_PATH, "the manifest must be a mapping")
 
 
 @pytest.mark.parametrize(
@@ -267,10 +278,9 @@ def test_manifest_not_a_mapping(tiny, gate, text):
     ],
     ids=["top", "classes", "classes.oracle", "classes.property", "classes.frozen_flake"],
 )
-def test_manifest_unknown_key_at_any_level(tiny, gate, edit, key, where, hint):
-    repo, base = tiny(with_manifest(MANIFEST.replace(*edit)))
-    run = gate(repo, base, agent_change(repo))
-    blocked(run, "MANIFEST_INVALID", MANIFEST_PATH, f"unknown key {key!r}{where}", hint)
+def test_manifest_unknown_key_at_any_level(edit, key, where, hint):
+    text = MANIFEST.replace(*edit)
+    refused(text, MANIFEST_PATH, f"unknown key {key!r}{where}", hint)
 
 
 @pytest.mark.parametrize(
@@ -344,12 +354,10 @@ def test_manifest_unknown_key_at_any_level(tiny, gate, edit, key, where, hint):
         "lock-in-fixtures",
     ],
 )
-def test_manifest_wrong_type(tiny, gate, edit, field, fix):
+def test_manifest_wrong_type(edit, field, fix):
     text = MANIFEST.replace(*edit)
     assert text != MANIFEST
-    repo, base = tiny(with_manifest(text))
-    run = gate(repo, base, agent_change(repo))
-    blocked(run, "MANIFEST_INVALID", MANIFEST_PATH, field, fix)
+    refused(text, MANIFEST_PATH, field, fix)
 
 
 @pytest.mark.parametrize(
@@ -363,34 +371,28 @@ def test_manifest_wrong_type(tiny, gate, edit, field, fix):
     ],
     ids=["missing", "2", "string", "float", "bool"],
 )
-def test_manifest_version_missing_or_not_1(tiny, gate, line, shown):
-    repo, base = tiny(with_manifest(MANIFEST.replace("version: 1\n", line)))
-    run = gate(repo, base, agent_change(repo))
+def test_manifest_version_missing_or_not_1(line, shown):
+    text = MANIFEST.replace("version: 1\n", line)
     if shown is None:
-        blocked(run, "MANIFEST_INVALID", MANIFEST_PATH, "required key 'version' is missing")
+        refused(text, MANIFEST_PATH, "required key 'version' is missing")
     else:
-        blocked(run, "MANIFEST_INVALID", MANIFEST_PATH, "version must be 1", f"got {shown}")
+        refused(text, MANIFEST_PATH, "version must be 1", f"got {shown}")
 
 
 @pytest.mark.parametrize("globs", ["[]", "null", "['  ']"], ids=["empty", "null", "blank"])
-def test_manifest_oracle_glob_list_empty(tiny, gate, globs):
+def test_manifest_oracle_glob_list_empty(globs):
     text = MANIFEST.replace('globs: ["tests/oracles/**/*.py"]', f"globs: {globs}")
-    repo, base = tiny(with_manifest(text))
-    run = gate(repo, base, agent_change(repo))
-    blocked(run, "MANIFEST_INVALID", MANIFEST_PATH, "classes.oracle.globs")
+    refused(text, MANIFEST_PATH, "classes.oracle.globs")
 
 
-def test_manifest_classes_not_a_mapping(tiny, gate):
-    repo, base = tiny(with_manifest("version: 1\nclasses: [oracle]\n"))
-    run = gate(repo, base, agent_change(repo))
-    blocked(run, "MANIFEST_INVALID", MANIFEST_PATH, "classes must be a mapping")
+def test_manifest_classes_not_a_mapping():
+    text = "version: 1\nclasses: [oracle]\n"
+    refused(text, MANIFEST_PATH, "classes must be a mapping")
 
 
-def test_manifest_oracle_globs_missing(tiny, gate):
+def test_manifest_oracle_globs_missing():
     text = MANIFEST.replace('    globs: ["tests/oracles/**/*.py"]\n', "")
-    repo, base = tiny(with_manifest(text))
-    run = gate(repo, base, agent_change(repo))
-    blocked(run, "MANIFEST_INVALID", "required key 'globs' is missing under classes.oracle")
+    refused(text, "required key 'globs' is missing under classes.oracle")
 
 
 BILLION_LAUGHS = 'l0: &l0 "lol"\n' + "".join(
@@ -407,10 +409,8 @@ BILLION_LAUGHS = 'l0: &l0 "lol"\n' + "".join(
     ],
     ids=["billion-laughs", "alias", "merge-key"],
 )
-def test_manifest_yaml_alias_bomb(tiny, gate, text):
-    repo, base = tiny(with_manifest(text))
-    run = gate(repo, base, agent_change(repo))
-    blocked(run, "MANIFEST_INVALID", MANIFEST_PATH, "invalid YAML (line ", "aliases")
+def test_manifest_yaml_alias_bomb(text):
+    refused(text, MANIFEST_PATH, "invalid YAML (line ", "aliases")
 
 
 def test_manifest_yaml_anchor_without_alias_is_harmless():
@@ -426,10 +426,8 @@ def test_manifest_yaml_anchor_without_alias_is_harmless():
     ],
     ids=["top", "nested"],
 )
-def test_manifest_duplicate_keys(tiny, gate, text, key, line):
-    repo, base = tiny(with_manifest(text))
-    run = gate(repo, base, agent_change(repo))
-    blocked(run, "MANIFEST_INVALID", MANIFEST_PATH, f"(line {line})", f"duplicate key {key!r}")
+def test_manifest_duplicate_keys(text, key, line):
+    refused(text, MANIFEST_PATH, f"(line {line})", f"duplicate key {key!r}")
 
 
 @pytest.mark.parametrize(
@@ -445,10 +443,8 @@ def test_manifest_duplicate_keys(tiny, gate, text, key, line):
     ],
     ids=["tab", "unclosed", "two-documents", "python-tag", "bad-int-tag", "deep", "latin-1"],
 )
-def test_manifest_not_yaml(tiny, gate, text, says):
-    repo, base = tiny(with_manifest(text))
-    run = gate(repo, base, agent_change(repo))
-    blocked(run, "MANIFEST_INVALID", MANIFEST_PATH, says)
+def test_manifest_not_yaml(text, says):
+    refused(text, MANIFEST_PATH, says)
 
 
 def test_manifest_symlink_is_not_followed(tiny, gate):

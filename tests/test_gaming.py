@@ -36,20 +36,6 @@ def still_fails(run, nodeid: str = MEAN) -> bool:
 # -- oracle files ---------------------------------------------------------------------------
 
 
-def test_deleting_an_oracle_file_still_runs_base_copy(sample):
-    def cheat(repo: SampleRepo) -> None:
-        break_mean(repo)
-        repo.delete("tests/oracles/test_math_oracle.py")
-
-    run = sample.gate(sample.change(cheat))
-    assert run.decision == "block"
-    assert run.details("ORACLE_AUTHORSHIP") == [
-        "tests/oracles/test_math_oracle.py changed without owner approval "
-        "(mixed change: production code and trust-root files together)"
-    ]
-    assert still_fails(run)
-
-
 def test_renaming_an_oracle_out_of_the_oracle_globs_still_runs_base_copy(sample):
     def cheat(repo: SampleRepo) -> None:
         break_mean(repo)
@@ -95,19 +81,24 @@ def test_skipping_oracles_from_production_code_is_missing_on_head(sample):
     assert "ORACLE_AUTHORSHIP" not in run.codes
 
 
-def test_new_oracle_file_next_to_production_code_is_oracle_authorship(sample):
+def test_deleting_an_oracle_file_or_adding_one_next_to_production_code(sample):
+    """The deleted oracle file still runs from base; the new one is oracle
+    authorship and never runs as an oracle."""
     agent_oracle = (
         "from minilib import mean\n\n\ndef test_mean_runs():\n    assert mean([2]) >= 0\n"
     )
 
     def cheat(repo: SampleRepo) -> None:
         break_mean(repo)
+        repo.delete("tests/oracles/test_math_oracle.py")
         repo.write({"tests/oracles/test_agent_oracle.py": agent_oracle})
 
     run = sample.gate(sample.change(cheat))
-    assert run.details("ORACLE_AUTHORSHIP") == [
-        "tests/oracles/test_agent_oracle.py changed without owner approval "
+    assert run.decision == "block"
+    assert sorted(run.details("ORACLE_AUTHORSHIP")) == [
+        f"tests/oracles/{name}.py changed without owner approval "
         "(mixed change: production code and trust-root files together)"
+        for name in ("test_agent_oracle", "test_math_oracle")
     ]
     assert "mixed change" in run.artifact("summary.md")
     assert still_fails(run)
@@ -138,29 +129,37 @@ CONFTESTS = {
 
 
 @pytest.mark.parametrize(
-    "what, path",
-    [(what, "conftest.py") for what in sorted(CONFTESTS)]
-    + [("rewrites outcomes", "tests/oracles/conftest.py")],
+    "planted",
+    [
+        # every hook at once, one conftest.py on each level the oracle process would load
+        {
+            "conftest.py": CONFTESTS["deselects"],
+            "tests/conftest.py": CONFTESTS["skips"],
+            "tests/oracles/conftest.py": CONFTESTS["rewrites outcomes"],
+        },
+        {"conftest.py": CONFTESTS["rewrites outcomes"]},
+    ],
+    ids=["on-each-level", "root-rewrites-outcomes"],
 )
-def test_conftest_that_hides_oracle_failures_never_reaches_the_oracle_process(sample, what, path):
+def test_conftest_that_hides_oracle_failures_never_reaches_the_oracle_process(sample, planted):
     def cheat(repo: SampleRepo) -> None:
         break_mean(repo)
-        repo.write({path: CONFTESTS[what]})
+        repo.write(planted)
 
     run = sample.gate(sample.change(cheat))
     # Inside the oracle globs a conftest.py is an oracle-class file.
-    code = "ORACLE_AUTHORSHIP" if path.startswith("tests/oracles/") else "TRUST_ROOT_CHANGED"
-    assert run.details(code) == [
-        f"{path} changed without owner approval "
-        "(mixed change: production code and trust-root files together)"
-    ]
+    for path in planted:
+        code = "ORACLE_AUTHORSHIP" if path.startswith("tests/oracles/") else "TRUST_ROOT_CHANGED"
+        assert (
+            f"{path} changed without owner approval "
+            "(mixed change: production code and trust-root files together)"
+        ) in run.details(code)
     assert still_fails(run)
 
 
 CONFIGS = {
-    "pytest.ini -k": {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = -k 'not mean'\n"},
-    "pytest.ini -p no:andgate": {
-        "pytest.ini": "[pytest]\ntestpaths = tests\naddopts = -p no:andgate\n"
+    "pytest.ini addopts": {
+        "pytest.ini": "[pytest]\ntestpaths = tests\naddopts = -p no:andgate -k 'not mean'\n"
     },
     "pyproject addopts": {
         "pyproject.toml": (
@@ -306,12 +305,14 @@ MANIFEST_EDITS = {
 }
 
 
-@pytest.mark.parametrize("how", sorted(MANIFEST_EDITS))
-def test_manifest_edits_are_ignored_in_favour_of_base(sample, how):
+def test_manifest_edits_are_ignored_in_favour_of_base(sample):
+    """Each edit would let the change through if head's manifest were read."""
+
     def cheat(repo: SampleRepo) -> None:
         break_mean(repo)
         repo.write({"tests/test_agent.py": AGENT_FAILING_TEST})
-        repo.edit("tests/trust_manifest.yaml", *MANIFEST_EDITS[how])
+        for edit in MANIFEST_EDITS.values():
+            repo.edit("tests/trust_manifest.yaml", *edit)
 
     run = sample.gate(sample.change(cheat))
     assert run.details("TRUST_ROOT_CHANGED")[0].startswith("tests/trust_manifest.yaml changed")
@@ -427,16 +428,20 @@ COPYCATS = {
 }
 
 
-@pytest.mark.parametrize("how", sorted(COPYCATS))
-def test_property_file_copying_an_accepted_invariant_but_running_no_seed(sample, how):
-    path = "tests/properties/test_copycat_property.py"
-    head = sample.change(lambda r: r.write({path: copycat_property(COPYCATS[how])}))
-    run = sample.gate(head)
-    assert run.details("NO_SEEDS") == [f"{path} ran no item with a recorded seed"]
-    # An empty parametrisation is one skipped item, and a skip is not a pass.
-    assert set(run.codes) == (
-        {"NO_SEEDS", "PROPERTY_FAILED"} if how == "empty seeds" else {"NO_SEEDS"}
+def test_property_files_copying_an_accepted_invariant_but_running_no_seed(sample):
+    paths = {
+        how: f"tests/properties/test_copycat_{n}_property.py" for n, how in enumerate(COPYCATS)
+    }
+    head = sample.change(
+        lambda r: r.write({paths[how]: copycat_property(body) for how, body in COPYCATS.items()})
     )
+    run = sample.gate(head)
+    assert sorted(run.details("NO_SEEDS")) == sorted(
+        f"{path} ran no item with a recorded seed" for path in paths.values()
+    )
+    # An empty parametrisation is one skipped item, and a skip is not a pass.
+    assert set(run.codes) == {"NO_SEEDS", "PROPERTY_FAILED"}
+    assert all(d.startswith(paths["empty seeds"]) for d in run.details("PROPERTY_FAILED"))
 
 
 def test_property_lookalike_outside_the_property_globs_counts_for_nothing(sample):

@@ -462,18 +462,32 @@ def projects_artifacts(repo: SampleRepo) -> None:
 
 
 @pytest.mark.slow
-def test_a_projects_own_artifacts_folder_is_left_alone(sample):
+def test_a_projects_own_artifacts_folder_and_a_poisoned_killer_cache(sample):
+    """Two checks of one head: the second replaces only what the first one wrote
+    in the project's own artifacts folder, and the killer cache the first one
+    wrote, poisoned in between, never ends it in GATE_ERROR."""
     head = sample.change(lambda r: (honest_fix(r), projects_artifacts(r)))
-    before = snapshot(sample.path, ("artifacts/",))
+    cache = sample.tmp / "cache"
+    cache.mkdir()
+    before = snapshot(sample.path, ("artifacts/", "cache/"))
     folder = sample.path / "artifacts"
     ours = _files(folder)
-    for _ in range(2):  # the second run replaces only what the first one wrote
-        run = sample.gate(head, artifacts=None)
-        assert run.decision == "allow", run.payload["reasons"]
+    run = sample.gate(head, artifacts=None, cache_dir=cache)
+    assert run.decision == "allow", run.payload["reasons"]
+    entries = sorted((cache / "killers").glob("*.json"))
+    assert len(entries) == 2
+    for path, poison in zip(entries, ("list", "directory"), strict=True):
+        path.unlink()
+        POISONS[poison](path)
+    run = sample.gate(head, artifacts=None, cache_dir=cache)
+    assert run.decision == "allow", run.payload["reasons"]
+    assert [f["bites"] for f in run.artifact("known_bad.json")["fixtures"]] == [True, True]
+    for path in entries:
+        assert json.loads(path.read_text())["schema"] == SCHEMA  # rewritten
     after = _files(folder)
     assert {k: after[k] for k in ours} == ours
     assert set(after) - set(ours) == set(marker_of(folder))
-    assert snapshot(sample.path, ("artifacts/",)) == before
+    assert snapshot(sample.path, ("artifacts/", "cache/")) == before
     assert sample.repo.run("diff", "--stat") == ""
 
 
@@ -584,29 +598,11 @@ def test_a_check_keeps_a_users_worktree_whose_folder_is_away(sample):
 
 
 @pytest.mark.slow
-def test_a_poisoned_killer_cache_never_ends_a_check_in_gate_error(sample):
-    cache = sample.tmp / "cache"
-    head = sample.change(honest_fix)
-    sample.gate(head, cache_dir=cache)
-    entries = sorted((cache / "killers").glob("*.json"))
-    assert len(entries) == 2
-    for path, poison in zip(entries, ("list", "directory"), strict=True):
-        path.unlink()
-        POISONS[poison](path)
-    before = snapshot(sample.path, ("artifacts", "cache"))
-    run = sample.gate(head, cache_dir=cache)
-    assert run.decision == "allow", run.payload["reasons"]
-    assert [f["bites"] for f in run.artifact("known_bad.json")["fixtures"]] == [True, True]
-    for path in entries:
-        assert json.loads(path.read_text())["schema"] == SCHEMA  # rewritten
-    assert snapshot(sample.path, ("artifacts", "cache")) == before
-
-
-@pytest.mark.slow
 def test_two_checks_of_one_repository_at_once_both_finish_and_leave_nothing(sample):
     head = sample.change(honest_fix)
     before = snapshot(sample.path, ("artifacts",))
     argv = [sys.executable, "-m", "andgate", *gate_cli(sample, head, "--jobs", "1", "--json")]
+    argv += ["--no-discrimination"]  # two checks' worktrees and caches at once are the point
     procs = [
         subprocess.Popen(
             [*argv, "--artifacts", str(sample.tmp / f"artifacts-{i}")],

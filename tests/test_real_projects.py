@@ -47,32 +47,37 @@ def break_mean(repo: SampleRepo) -> None:
 XDIST_INI = "[pytest]\ntestpaths = tests\naddopts = -n 2\n"
 
 
-def test_xdist_in_the_users_config_gives_the_same_verdict(tmp_path):
-    plain = sample_with(tmp_path / "plain", {})
-    xdist = sample_with(tmp_path / "xdist", {"pytest.ini": XDIST_INI})
-    for change in (honest_fix, break_mean):
-        want = plain.gate(plain.change(change))
-        got = xdist.gate(xdist.change(change))
-        assert got.decision == want.decision, got.payload["reasons"]
-        assert sorted(got.codes) == sorted(want.codes)
-        assert got.payload["counts"] == want.payload["counts"]
-        assert got.payload["bits"] == want.payload["bits"]
-    assert "tests/oracles/test_math_oracle.py::test_mean failed" in " ".join(
-        got.details("ORACLE_FAILED")
-    )
+# Rebinds clamp's code, so the oracles' own `clamp` is broken too, whenever this
+# module is imported: clamp stops clamping (tests/test_misc.py's case still holds).
+POISON = (
+    "import minilib.mathx\n"
+    "minilib.mathx.clamp.__code__ = (lambda x, lo, hi: x).__code__\n"
+    "def test_poison():\n    assert True\n"
+)
 
 
-def test_xdist_workers_never_run_untrusted_code_in_the_oracle_process(tmp_path):
-    """An untrusted test module that breaks every oracle at import time stays
-    in the untrusted process, with xdist workers as without."""
-    sample = sample_with(tmp_path, {"pytest.ini": XDIST_INI})
-    poison = (
-        "import minilib.mathx\n"
-        "minilib.mathx.clamp = lambda x, lo, hi: -999\n"
-        "def test_poison():\n    assert True\n"
-    )
-    run = sample.gate(sample.change(lambda r: r.write({"tests/test_poison.py": poison})))
-    assert run.decision == "allow", run.payload["reasons"]
+def test_xdist_in_the_users_config_gives_the_same_verdict(tmp_path, honest_run):
+    """With `-n 2` in the user's config, a broken mean fails its oracle item alone
+    and everything else decides as without xdist (the shared honest run): an
+    untrusted module that breaks every clamp oracle at import time stays in the
+    untrusted process, and both known-bad fixtures still bite."""
+    xdist = sample_with(tmp_path, {"pytest.ini": XDIST_INI})
+
+    def change(repo: SampleRepo) -> None:
+        honest_fix(repo)
+        break_mean(repo)
+        repo.write({"tests/test_poison.py": POISON})
+
+    got = xdist.gate(xdist.change(change))
+    assert got.codes == ["ORACLE_FAILED"], got.payload["reasons"]
+    assert [d.split(" ", 1)[0] for d in got.details("ORACLE_FAILED")] == [
+        "tests/oracles/test_math_oracle.py::test_mean"
+    ]
+    assert got.payload["bits"] == {**honest_run.payload["bits"], "oracle_ok": False}
+    untrusted = honest_run.payload["counts"]["untrusted"] + 1
+    assert got.payload["counts"] == {**honest_run.payload["counts"], "untrusted": untrusted}
+    outcomes = {i["nodeid"]: i["outcome"] for i in got.artifact("trust_inventory.json")["items"]}
+    assert outcomes["tests/test_poison.py::test_poison"] == "passed"
 
 
 # -- pytest-rerunfailures ----------------------------------------------------------------
@@ -85,33 +90,35 @@ FIRST_CALL_BUG = (
 )
 
 
-def test_an_oracle_that_passes_only_on_rerun_did_not_pass(tmp_path):
+FLAKY_AGENT_TEST = (
+    "import pathlib\n\n"
+    "def test_flaky(tmp_path_factory):\n"
+    "    marker = tmp_path_factory.getbasetemp().parent / 'andgate-flaky-marker'\n"
+    "    first = not marker.exists()\n"
+    "    marker.touch()\n"
+    "    assert not first\n"
+)
+
+
+def test_an_oracle_that_passes_only_on_rerun_did_not_pass_but_an_untrusted_one_did(tmp_path):
+    """With `--reruns 2` in the user's config: an oracle item that fails first and
+    passes on rerun is a failure; an untrusted test that does the same is a pass."""
     sample = sample_with(tmp_path, {"pytest.ini": RERUNS_INI})
-    run = sample.gate(sample.change(lambda r: r.edit("minilib/mathx.py", *FIRST_CALL_BUG)))
+
+    def change(repo: SampleRepo) -> None:
+        repo.edit("minilib/mathx.py", *FIRST_CALL_BUG)
+        repo.write({"tests/test_agent_flaky.py": FLAKY_AGENT_TEST})
+
+    run = sample.gate(sample.change(change))
     assert run.decision == "block"
     details = run.details("ORACLE_FAILED")
     assert any("passed only on rerun" in d for d in details), details
     assert "ORACLE_NEUTRALIZED" not in run.codes
+    assert "UNTRUSTED_FAILED" not in run.codes, run.details("UNTRUSTED_FAILED")
     assert "<flakyFailure" in run.artifact("oracle.xml")  # the failed attempt, for CI viewers
-
-
-def test_an_untrusted_test_that_passes_on_rerun_is_a_pass(tmp_path):
-    sample = sample_with(tmp_path, {"pytest.ini": RERUNS_INI})
-    flaky = (
-        "import pathlib\n\n"
-        "def test_flaky(tmp_path_factory):\n"
-        "    marker = tmp_path_factory.getbasetemp().parent / 'andgate-flaky-marker'\n"
-        "    first = not marker.exists()\n"
-        "    marker.touch()\n"
-        "    assert not first\n"
-    )
-
-    def change(repo: SampleRepo) -> None:
-        honest_fix(repo)
-        repo.write({"tests/test_agent_flaky.py": flaky})
-
-    run = sample.gate(sample.change(change))
-    assert run.decision == "allow", run.payload["reasons"]
+    items = {i["nodeid"]: i for i in run.artifact("trust_inventory.json")["items"]}
+    flaky = items["tests/test_agent_flaky.py::test_flaky"]
+    assert (flaky["class"], flaky["outcome"]) == ("untrusted", "passed")
 
 
 # -- sub-tests -------------------------------------------------------------------------------
@@ -133,11 +140,31 @@ class MeanCases(unittest.TestCase):
 '''
 
 
-def test_a_failing_unittest_subtest_fails_its_oracle_item(tmp_path):
+AGENT_SUBTESTS = (
+    "import unittest\n\n"
+    "class AgentCases(unittest.TestCase):\n"
+    "    def test_cases(self):\n"
+    "        for n in (1, 2):\n"
+    "            with self.subTest(n=n):\n"
+    "                self.assertEqual(n, 0)\n"
+)
+
+
+def test_a_failing_unittest_subtest_fails_its_item_oracle_or_untrusted(tmp_path):
     sample = sample_with(tmp_path, {"tests/oracles/test_subtests.py": SUBTEST_ORACLE})
-    run = sample.gate(sample.change(break_mean))
+
+    def change(repo: SampleRepo) -> None:
+        break_mean(repo)
+        repo.write({"tests/test_agent_subtests.py": AGENT_SUBTESTS})
+
+    run = sample.gate(sample.change(change))
     details = run.details("ORACLE_FAILED")
     assert any("test_subtests.py::MeanCases::test_means failed" in d for d in details), details
+    untrusted = run.details("UNTRUSTED_FAILED")
+    assert [d.split(" ", 1)[0] for d in untrusted] == [
+        "tests/test_agent_subtests.py::AgentCases::test_cases"
+    ]
+    assert "failed" in untrusted[0]
 
 
 def test_a_subtest_failure_under_a_known_bad_fixture_is_a_kill(tmp_path):
@@ -155,29 +182,23 @@ def test_a_subtest_failure_under_a_known_bad_fixture_is_a_kill(tmp_path):
     assert run.decision == "allow", run.payload["reasons"]
 
 
-def test_an_agent_test_whose_subtests_all_fail_blocks(sample):
-    failing = (
-        "import unittest\n\n"
-        "class AgentCases(unittest.TestCase):\n"
-        "    def test_cases(self):\n"
-        "        for n in (1, 2):\n"
-        "            with self.subTest(n=n):\n"
-        "                self.assertEqual(n, 0)\n"
-    )
-
-    def change(repo: SampleRepo) -> None:
-        honest_fix(repo)
-        repo.write({"tests/test_agent_subtests.py": failing})
-
-    run = sample.gate(sample.change(change))
-    assert run.decision == "block"
-    assert any("AgentCases::test_cases failed" in d for d in run.details("UNTRUSTED_FAILED"))
-
-
 # -- CI credentials --------------------------------------------------------------------------
 
 
-def test_ci_credentials_and_scrub_env_names_never_reach_test_code(tmp_path, monkeypatch):
+GATE_PROBE = (
+    "import os\nimport sys\n\n"
+    "def test_the_gate_is_not_visible():\n"
+    "    assert not [n for n in os.environ if n.startswith('ANDGATE_')]\n"
+    "    assert not [a for a in sys.argv if 'andgate' in a]\n"
+    "    if os.path.exists('/proc/self/cmdline'):\n"
+    "        with open('/proc/self/cmdline', 'rb') as fh:\n"
+    "            assert b'--andgate-run' not in fh.read()\n"
+)
+
+
+def test_ci_credentials_scrub_env_names_and_the_gate_never_reach_test_code(tmp_path, monkeypatch):
+    """No CI credential or scrub_env name, no ANDGATE_* variable, no andgate flag
+    in sys.argv or /proc/self/cmdline."""
     secrets = {
         "GITHUB_TOKEN": "ghs_fake",
         "GH_TOKEN": "ghs_fake2",
@@ -199,10 +220,11 @@ def test_ci_credentials_and_scrub_env_names_never_reach_test_code(tmp_path, monk
 
     def change(repo: SampleRepo) -> None:
         honest_fix(repo)
-        repo.write({"tests/test_agent_env.py": probe})
+        repo.write({"tests/test_agent_env.py": probe, "tests/test_agent_probe.py": GATE_PROBE})
 
     run = sample.gate(sample.change(change))
     assert run.decision == "allow", run.payload["reasons"]
+    assert run.payload["counts"]["untrusted"] == 4  # both probes ran, and passed
 
 
 # -- the test side beyond tests/ ---------------------------------------------------------------
@@ -217,37 +239,6 @@ def test_mean_cases():
     for xs, want in MEAN_CASES:
         assert mean(xs) == want
 """
-
-
-@pytest.mark.parametrize(
-    "helper, extra",
-    [
-        ("testing/cases.py", ""),
-        ("support/cases.py", 'test_support_globs: ["support/**"]\n'),
-    ],
-)
-def test_an_oracle_helper_outside_tests_comes_from_base(tmp_path, helper, extra):
-    folder = helper.split("/")[0]
-    manifest = BASE_FILES["tests/trust_manifest.yaml"] + extra
-    sample = sample_with(
-        tmp_path,
-        {
-            "tests/trust_manifest.yaml": manifest,
-            f"{folder}/__init__.py": "",
-            helper: "MEAN_CASES = [([1, 2, 3, 6], 3), ([1, 2], 1.5)]\n",
-            "tests/oracles/test_helper_oracle.py": HELPER_ORACLE.replace("testing", folder),
-        },
-    )
-
-    def weaken(repo: SampleRepo) -> None:
-        repo.edit("minilib/mathx.py", *BROKEN_MEAN)
-        repo.write({helper: "MEAN_CASES = []\n"})
-
-    run = sample.gate(sample.change(weaken))
-    assert any(
-        "test_helper_oracle.py::test_mean_cases failed" in d for d in run.details("ORACLE_FAILED")
-    )
-
 
 DATA_ORACLE = """\
 import json
@@ -264,12 +255,23 @@ def test_mean_cases():
 """
 
 
-def test_a_testpaths_folder_of_tests_comes_from_base(tmp_path):
-    """`checks/` is in base's testpaths and holds only tests and data."""
+def test_the_test_side_beyond_tests_comes_from_base_and_code_stays_production(tmp_path):
+    """Oracle helpers in `testing/` (by name) and in `support/` (test_support_globs),
+    and `checks/` (in base's testpaths, holding only tests and data) come from base:
+    emptying their cases does not empty the oracles. `minilib` is in testpaths too
+    (doctests), and must not make head's code base's: the broken mean fails."""
+    manifest = BASE_FILES["tests/trust_manifest.yaml"] + 'test_support_globs: ["support/**"]\n'
     sample = sample_with(
         tmp_path,
         {
-            "pytest.ini": "[pytest]\ntestpaths = tests checks\n",
+            "tests/trust_manifest.yaml": manifest,
+            "pytest.ini": "[pytest]\ntestpaths = tests checks minilib\n",
+            "testing/__init__.py": "",
+            "testing/cases.py": "MEAN_CASES = [([1, 2, 3, 6], 3), ([1, 2], 1.5)]\n",
+            "support/__init__.py": "",
+            "support/cases.py": "MEAN_CASES = [([1, 2, 3, 6], 3), ([1, 2], 1.5)]\n",
+            "tests/oracles/test_helper_oracle.py": HELPER_ORACLE,
+            "tests/oracles/test_support_oracle.py": HELPER_ORACLE.replace("testing", "support"),
             "checks/test_more.py": "def test_more():\n    assert True\n",
             "checks/cases.json": "[[[1, 2, 3, 6], 3]]\n",
             "tests/oracles/test_data_oracle.py": DATA_ORACLE,
@@ -278,20 +280,22 @@ def test_a_testpaths_folder_of_tests_comes_from_base(tmp_path):
 
     def weaken(repo: SampleRepo) -> None:
         break_mean(repo)
-        repo.write({"checks/cases.json": "[]\n"})
+        repo.write(
+            {
+                "testing/cases.py": "MEAN_CASES = []\n",
+                "support/cases.py": "MEAN_CASES = []\n",
+                "checks/cases.json": "[]\n",
+            }
+        )
 
     run = sample.gate(sample.change(weaken))
-    failed = run.details("ORACLE_FAILED")
-    assert any("test_data_oracle.py::test_mean_cases failed" in d for d in failed), failed
-
-
-def test_a_testpaths_folder_of_code_stays_production(tmp_path):
-    """`testpaths = minilib` (doctests) must not make head's code base's."""
-    sample = sample_with(tmp_path, {"pytest.ini": "[pytest]\ntestpaths = tests minilib\n"})
-    run = sample.gate(sample.change(break_mean))
-    assert "tests/oracles/test_math_oracle.py::test_mean failed" in " ".join(
-        run.details("ORACLE_FAILED")
-    )
+    failed = {d.split(" ", 1)[0] for d in run.details("ORACLE_FAILED") if " failed" in d}
+    assert {
+        "tests/oracles/test_helper_oracle.py::test_mean_cases",
+        "tests/oracles/test_support_oracle.py::test_mean_cases",
+        "tests/oracles/test_data_oracle.py::test_mean_cases",
+        "tests/oracles/test_math_oracle.py::test_mean",
+    } <= failed, run.payload["reasons"]
 
 
 # -- nothing outside the worktree configures a run ------------------------------------------------
@@ -347,21 +351,22 @@ def test_mean_on_python_4():
 def test_mean_slow_path():
     assert mean([1, 2, 3, 6]) == 3
 """
+LATER_ORACLE = "import pytest\n\ndef test_later():\n    pytest.skip('not ready')\n"
+MANY_ORACLE = "\n".join(f"def test_case_{i}():\n    assert False, 'case {i}'\n" for i in range(12))
 
 
-def test_a_platform_skip_that_holds_on_base_is_a_warning(tmp_path):
-    sample = sample_with(tmp_path, {"tests/oracles/test_skips.py": SKIP_ORACLE})
-    run = sample.gate(sample.change(honest_fix))
-    assert run.decision == "allow", run.payload["reasons"]
-    warnings = [w["detail"] for w in run.payload["warnings"] if w["code"] == "ORACLE_SKIPPED"]
-    assert warnings == [
-        "tests/oracles/test_skips.py::test_mean_on_python_4 skipped: requires Python 4 "
-        "(skipped on base too)"
-    ]
-
-
-def test_a_skip_that_production_code_turns_on_fails_the_oracle(tmp_path):
-    sample = sample_with(tmp_path, {"tests/oracles/test_skips.py": SKIP_ORACLE})
+def test_skips_of_oracles_and_a_summary_of_many_reasons(tmp_path):
+    """A platform skip that holds on base is a warning; a skip that production code
+    turns on, and an imperative skip, fail the oracle with their reasons; the
+    summary groups more than ten reasons of one code."""
+    sample = sample_with(
+        tmp_path,
+        {
+            "tests/oracles/test_skips.py": SKIP_ORACLE,
+            "tests/oracles/test_later.py": LATER_ORACLE,
+            "tests/oracles/test_many.py": MANY_ORACLE,
+        },
+    )
 
     def change(repo: SampleRepo) -> None:
         honest_fix(repo)
@@ -370,28 +375,22 @@ def test_a_skip_that_production_code_turns_on_fails_the_oracle(tmp_path):
 
     run = sample.gate(sample.change(change))
     assert run.decision == "block"
-    assert run.details("ORACLE_FAILED") == [
-        "tests/oracles/test_skips.py::test_mean_slow_path skipped: fast path has its own test"
+    assert set(run.codes) == {"ORACLE_FAILED"}, run.payload["reasons"]
+    failed = run.details("ORACLE_FAILED")
+    many = [d for d in failed if d.startswith("tests/oracles/test_many.py::test_case_")]
+    assert len(many) == 12
+    assert sorted(set(failed) - set(many)) == [
+        "tests/oracles/test_later.py::test_later skipped: not ready",
+        "tests/oracles/test_skips.py::test_mean_slow_path skipped: fast path has its own test",
     ]
-
-
-def test_an_imperative_skip_fails_the_oracle_with_its_reason(tmp_path):
-    oracle = "import pytest\n\ndef test_later():\n    pytest.skip('not ready')\n"
-    sample = sample_with(tmp_path, {"tests/oracles/test_later.py": oracle})
-    run = sample.gate(sample.change(honest_fix))
-    assert run.details("ORACLE_FAILED") == [
-        "tests/oracles/test_later.py::test_later skipped: not ready"
+    warnings = [w["detail"] for w in run.payload["warnings"] if w["code"] == "ORACLE_SKIPPED"]
+    assert warnings == [
+        "tests/oracles/test_skips.py::test_mean_on_python_4 skipped: requires Python 4 "
+        "(skipped on base too)"
     ]
-
-
-def test_summary_groups_more_than_ten_reasons_of_one_code(tmp_path):
-    cases = "\n".join(f"def test_case_{i}():\n    assert False, 'case {i}'\n" for i in range(12))
-    sample = sample_with(tmp_path, {"tests/oracles/test_many.py": cases})
-    run = sample.gate(sample.change(honest_fix))
     summary = run.artifact("summary.md")
-    assert "- **ORACLE_FAILED**: 12 findings; the first 10:" in summary
-    assert "  - … and 2 more in verdict.json" in summary
-    assert len(run.details("ORACLE_FAILED")) == 12
+    assert "- **ORACLE_FAILED**: 14 findings; the first 10:" in summary
+    assert "  - … and 4 more in verdict.json" in summary
 
 
 # -- installed projects -----------------------------------------------------------------
@@ -520,6 +519,7 @@ def _gate_in(venv: Path, repo: SampleRepo, base: str, tmp: Path) -> dict:
             str(tmp),
             "--jobs",
             "2",
+            "--no-discrimination",
         ],
         cwd=repo.path,
         env=env,
@@ -541,39 +541,17 @@ def test_installed_project_is_imported_from_each_worktree(project_venv, tmp_path
     try:
         package = "src/samplepkg" if INSTALL_KINDS[kind][0] == "src" else "samplepkg"
         repo.write({"tests/test_agent.py": "def test_agent():\n    assert True\n"})
-        honest = repo.commit("honest change", who=AGENT)
-        verdict = _gate_in(project_venv, repo, base, tmp_path / "art-honest")
-        assert verdict["verdict"] == "allow", verdict["reasons"]
-        # head breaks mean; the user's checkout has the fix, uncommitted
+        repo.commit("honest change", who=AGENT)
+        # head is honest; the user's checkout (what is installed) breaks mean, uncommitted:
+        # every process must import head's code from its own worktree
         repo.edit(f"{package}/core.py", "/ len(xs)", "/ (len(xs) + 1)")
-        repo.commit("head breaks mean", who=AGENT)
-        repo.edit(f"{package}/core.py", "/ (len(xs) + 1)", "/ len(xs)")
-        verdict = _gate_in(project_venv, repo, honest, tmp_path / "art-bug")
-        codes = {r["code"] for r in verdict["reasons"]}
-        assert "ORACLE_FAILED" in codes and "ORACLE_NEUTRALIZED" not in codes, verdict["reasons"]
-        assert "GATE_ERROR" not in codes, verdict["reasons"]
+        verdict = _gate_in(project_venv, repo, base, tmp_path / "artifacts")
+        assert verdict["verdict"] == "allow", verdict["reasons"]
+        assert [w["code"] for w in verdict["warnings"]] == ["UNCOMMITTED_CHANGES"]
+        bites = verdict["bits"]["known_bad_ok"]
+        assert bites and verdict["counts"]["oracle"] == 2, verdict
     finally:
         subprocess.run([*pip[:3], "uninstall", "-q", "-y", "samplepkg"], capture_output=True)
-
-
-def test_nothing_of_the_gate_is_visible_to_test_code(sample):
-    """No ANDGATE_* variable, no andgate flag in sys.argv or /proc/self/cmdline."""
-    probe = (
-        "import os\nimport sys\n\n"
-        "def test_the_gate_is_not_visible():\n"
-        "    assert not [n for n in os.environ if n.startswith('ANDGATE_')]\n"
-        "    assert not [a for a in sys.argv if 'andgate' in a]\n"
-        "    if os.path.exists('/proc/self/cmdline'):\n"
-        "        with open('/proc/self/cmdline', 'rb') as fh:\n"
-        "            assert b'--andgate-run' not in fh.read()\n"
-    )
-
-    def change(repo: SampleRepo) -> None:
-        honest_fix(repo)
-        repo.write({"tests/test_agent_probe.py": probe})
-
-    run = sample.gate(sample.change(change))
-    assert run.decision == "allow", run.payload["reasons"]
 
 
 def test_each_phase_shows_progress_on_stderr_and_quiet_silences_it(sample, capsys):
@@ -582,6 +560,7 @@ def test_each_phase_shows_progress_on_stderr_and_quiet_silences_it(sample, capsy
     head = sample.change(honest_fix)
     common = ["check", "--repo", str(sample.path), "--base", sample.base, "--head", head]
     common += ["--today", "2026-11-25", "--artifacts", str(sample.tmp / "art")]
+    common += ["--no-discrimination"]
     assert main(common) == 0
     err = capsys.readouterr().err
     for phase in ("oracle phase", "property phase", "untrusted phase"):
