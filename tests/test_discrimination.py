@@ -63,7 +63,7 @@ def test_a_test_that_only_a_mutant_kills_discriminates(honest_run):
 def test_breakages_stop_once_every_item_has_failed_against_one(sample):
     """Mutants of the touched lines run first; once the agent's test failed against
     one, the known-bad fixtures (which do not touch slugify) need not run."""
-    run = sample.gate(sample.change(honest_fix), jobs=1)
+    run = sample.gate(sample.change(honest_fix), jobs=1, discrimination=True)
     report = run.payload["discrimination"]
     assert report["items"][0]["discriminates"] is True
     assert report["broken_versions"], report
