@@ -133,12 +133,11 @@ def test_combine_over_n_shards_is_one_check(honest, count):
     assert essence(got) == essence(honest.expected)
 
 
-@pytest.mark.parametrize("count", [2, 3])
-def test_combine_blocks_as_one_check_blocks(sample, split_classes, count):
+def test_combine_blocks_as_one_check_blocks(sample, split_classes):
     head = sample.change(weakened_oracle)
     expected = single(sample, head)
     assert expected["verdict"] == "block"
-    got = combine(sample, shard_all(sample, head, count))
+    got = combine(sample, shard_all(sample, head, 3))
     assert essence(got) == essence(expected)
 
 
