@@ -65,7 +65,7 @@ def test_default_timeout_is_half_an_hour_per_pytest_process():
     assert CheckOptions().timeout == DEFAULT_TIMEOUT
 
 
-def test_hanging_production_code_times_out_oracle_replay_and_flake_by_name(sample, tmp_path):
+def test_hanging_production_code_times_out_oracle_and_flake_by_name(sample, tmp_path):
     pids = tmp_path / "pids"
     pids.mkdir()
     hang = f"{pid_marker(pids)}\n    {HANG}"
@@ -75,11 +75,10 @@ def test_hanging_production_code_times_out_oracle_replay_and_flake_by_name(sampl
     run = sample.gate(head, timeout=3)
     details = run.details("GATE_ERROR")
     assert "the oracle pytest process ran past the 3s timeout" in details
-    # test_mean hangs under kb_chunk_drops_tail; kb_clamp_ignores_lo fails before it.
-    assert (
-        "known-bad kb_chunk_drops_tail: the known-bad 0 pytest process ran past the 3s timeout"
-        in details
-    )
+    # Each replay runs first the oracle file that imports what its fixture patches, so
+    # both fixtures bite before a replay reaches the hanging test_mean (the timeout of
+    # a replay by name is the next test's).
+    assert not [d for d in details if d.startswith("known-bad")], details
     assert "the flake pytest process ran past the 3s timeout" in details
     assert run.decision == "block" and run.verdict.exit_code == 2
     assert recorded_pids(pids) and not any(alive(p) for p in recorded_pids(pids))
