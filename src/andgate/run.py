@@ -70,7 +70,7 @@ DEFAULT_TIMEOUT = 1800.0
 PR_SET_CHILD_SUBREAPER = 36
 # CI credentials that test code must never see (contract section 4), plus the
 # manifest's `scrub_env` globs.
-SCRUBBED_ENV = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_*", "INPUT_*", "ANDGATE_APPROVED_BY")
+SCRUBBED_ENV = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_*", "INPUT_*", "ANDGATE_*")
 KILL_WAIT = 30.0
 # pytest exit codes (pytest.ExitCode), kept numeric so results files stay plain JSON.
 EXIT_INTERNAL_ERROR, EXIT_USAGE_ERROR, EXIT_NO_TESTS = 3, 4, 5
