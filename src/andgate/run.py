@@ -234,13 +234,15 @@ class ForkedChild:
     process group) and, once the server reaped it, its exit status."""
 
     def __init__(self, pid: int) -> None:
-        self.pid = pid
+        self.pid = pid  # 0 until the server answers (never signalled as a group)
         self.returncode: int | None = None
+        self.started = threading.Event()
         self._done = threading.Event()
 
     def finish(self, returncode: int | None) -> None:
         """The server reaped it (`returncode`), or ended first (None)."""
         self.returncode = returncode
+        self.started.set()
         self._done.set()
 
     def wait(self, timeout: float | None = None) -> int | None:
@@ -268,8 +270,6 @@ class ForkServer:
         self._ready = threading.Event()
         self._lock = threading.Lock()
         self._children: dict[str, ForkedChild] = {}
-        self._pids: dict[str, threading.Event] = {}
-        self._pid_of: dict[str, int] = {}
         with open(scratch / "fork-server.log", "ab") as errors:
             self.proc = subprocess.Popen(
                 [sys.executable, "-P", "-c", SERVER],
@@ -316,9 +316,11 @@ class ForkServer:
                     if child is not None:
                         child.finish(int(message["status"]))
                 else:
-                    ident = str(message["id"])
-                    self._pid_of[ident] = int(message["pid"])
-                    self._pids[ident].set()
+                    with self._lock:
+                        child = self._children.get(str(message["id"]))
+                    if child is not None:
+                        child.pid = int(message["pid"])
+                        child.started.set()
         except (OSError, ValueError, KeyError, TypeError):
             pass
         self._lost("the fork server ended")
@@ -329,40 +331,29 @@ class ForkServer:
                 self.why = why
             self.alive = False
             children, self._children = list(self._children.values()), {}
-            waiting = list(self._pids.values())
         self._ready.set()
-        for event in waiting:
-            event.set()
         for child in children:
             child.finish(None)
 
     def start(self, cwd: Path, log: Path, env: dict[str, str], launch: str) -> ForkedChild | None:
         """A fork running the bootstrap with `launch`; None (use Popen) when this
-        server cannot start one."""
+        server cannot start one. The child is known before the request is sent:
+        a status that arrives right after the pid is never missed."""
         ident = secrets.token_hex(16)
+        child = ForkedChild(0)
         with self._lock:
             if not self.alive or env != self.env:
                 return None
-            got_pid = self._pids[ident] = threading.Event()
+            self._children[ident] = child
         request = {"id": ident, "cwd": str(cwd), "log": str(log), "env": env}
         request["launch"] = json.loads(launch)
         if not self._send(request):
             self._lost("the fork server stopped reading")
-            return None
-        if not got_pid.wait(FORK_SERVER_REPLY_TIMEOUT) or ident not in self._pid_of:
+            return child  # finished, status unknown: fails closed
+        if not child.started.wait(FORK_SERVER_REPLY_TIMEOUT):
             # It may have forked: fail this run closed rather than start another.
             self._lost("the fork server did not answer")
             self.stop()
-            child = ForkedChild(0)
-            child.finish(None)
-            return child
-        child = ForkedChild(self._pid_of.pop(ident))
-        with self._lock:
-            self._pids.pop(ident, None)
-            if self.alive:
-                self._children[ident] = child
-                return child
-        child.finish(None)
         return child
 
     def busy(self) -> bool:
