@@ -12,9 +12,11 @@ the run's log on stdout and stderr, /dev/null on stdin, the worktree as its
 cwd and first path entry, exactly the run's environment, `sys.argv == ['-c']`)
 before it runs the bootstrap's steps.
 
-Protocol, one JSON object a line, on two descriptors of the server's own (its
-stdin and stdout as started; the server then points 0 and 1 at /dev/null and
-its log): the gate sends a configuration line, the server answers
+Protocol, one JSON object a line: requests on the server's stdin (a pipe, as the
+bootstrap's; the server then moves it off 0), replies on the descriptor the
+configuration names (stdout and stderr are the server's log, a regular file as
+a run's log is, so each child's `sys.stdout` was made for the same kind of
+file): the gate sends a configuration line, the server answers
 `{"ready": true}` or `{"ready": false, "why": ...}`; then each request
 `{"id", "cwd", "log", "env", "launch"}` is answered by `{"id", "pid"}` once
 forked and `{"id", "pid", "status"}` once reaped (`status` as
@@ -111,15 +113,15 @@ def _write(fd: int, message: dict[str, Any]) -> None:
 
 def serve(initial_path: list[str]) -> None:
     """The server's main loop (`initial_path`: sys.path before anything was imported)."""
-    requests, replies = os.dup(0), os.dup(1)
+    requests = os.dup(0)
     os.set_inheritable(requests, False)
-    os.set_inheritable(replies, False)
-    null = os.open(os.devnull, os.O_RDWR)
+    null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
-    os.dup2(2, 1)  # the server's log
     os.close(null)
     reader = os.fdopen(requests, "rb", buffering=0)
     config = json.loads(_readline(reader) or b"{}")
+    replies = int(config["replies"])
+    os.set_inheritable(replies, False)
     try:
         import importlib
 

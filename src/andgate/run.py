@@ -270,17 +270,27 @@ class ForkServer:
         self._ready = threading.Event()
         self._lock = threading.Lock()
         self._children: dict[str, ForkedChild] = {}
-        with open(scratch / "fork-server.log", "ab") as errors:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-P", "-c", SERVER],
-                cwd=scratch,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=errors,
-                process_group=0,
-            )
+        replies, reply_w = os.pipe()
+        try:
+            with open(scratch / "fork-server.log", "ab") as log:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-P", "-c", SERVER],
+                    cwd=scratch,
+                    env=env,
+                    stdin=subprocess.PIPE,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(reply_w,),
+                    process_group=0,
+                )
+        except BaseException:
+            os.close(replies)
+            raise
+        finally:
+            os.close(reply_w)
+        self.replies = os.fdopen(replies, "rb")
         config = {
+            "replies": reply_w,
             "checkout": None if environment.checkout is None else str(environment.checkout),
             "names": list(environment.project.names),
             "distributions": list(environment.project.distributions),
@@ -302,9 +312,8 @@ class ForkServer:
             return False
 
     def _read(self) -> None:
-        assert self.proc.stdout is not None
         try:
-            for line in self.proc.stdout:
+            for line in self.replies:
                 message = json.loads(line)
                 if "ready" in message:
                     self.alive = bool(message["ready"])
@@ -373,8 +382,7 @@ class ForkServer:
                 self.proc.wait(timeout=KILL_WAIT)
         self._reader.join(timeout=KILL_WAIT)
         with contextlib.suppress(OSError, ValueError):
-            assert self.proc.stdout is not None
-            self.proc.stdout.close()
+            self.replies.close()
         with self._lock:
             self.alive = False
 
