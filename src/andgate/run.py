@@ -358,7 +358,7 @@ class ForkServer:
         request["launch"] = json.loads(launch)
         if not self._send(request):
             self._lost("the fork server stopped reading")
-            return child  # finished, status unknown: fails closed
+            return None  # it never got the request, so nothing was forked: Popen
         if not child.started.wait(FORK_SERVER_REPLY_TIMEOUT):
             # It may have forked: fail this run closed rather than start another.
             self._lost("the fork server did not answer")
