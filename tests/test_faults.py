@@ -436,6 +436,8 @@ def test_no_andgate_variable_reaches_test_processes(monkeypatch):
     from andgate.run import test_environment
 
     monkeypatch.setenv("ANDGATE_APPROVED_BY", "alice")
+    monkeypatch.setenv("ANDGATE_CACHE_DIR", "/somewhere")
+    monkeypatch.setenv("ANDGATE_FORK_SERVER", "0")
     assert not [name for name in test_environment() if name.startswith("ANDGATE_")]
 
 

@@ -43,7 +43,7 @@ from andgate.report import (
     claim_artifacts_for,
     write_artifacts,
 )
-from andgate.run import RunEnvironment
+from andgate.run import RunEnvironment, fork_server_session
 from andgate.seeds import default_hypothesis_seed
 from andgate.state import CheckState, RunName
 from andgate.units import plan_digest, work_units
@@ -157,7 +157,11 @@ def _run_phases(
 ) -> None:
     """Plan the trees, then run the phases in order of trust, each in pooled worktrees."""
     base, head = state.base or "", state.head or ""
-    with scratch_dir() as scratch, worktree_pool(git, scratch / "worktrees") as pool:
+    with (
+        scratch_dir() as scratch,
+        worktree_pool(git, scratch / "worktrees") as pool,
+        fork_server_session(),
+    ):
         plan = make_plan(
             git,
             base,

@@ -12,17 +12,19 @@ the processes: the gate puts no variable of its own in their environment.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import json
 import os
+import secrets
 import signal
 import stat
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -70,7 +72,7 @@ DEFAULT_TIMEOUT = 1800.0
 PR_SET_CHILD_SUBREAPER = 36
 # CI credentials that test code must never see (contract section 4), plus the
 # manifest's `scrub_env` globs.
-SCRUBBED_ENV = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_*", "INPUT_*", "ANDGATE_APPROVED_BY")
+SCRUBBED_ENV = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_*", "INPUT_*", "ANDGATE_*")
 KILL_WAIT = 30.0
 # pytest exit codes (pytest.ExitCode), kept numeric so results files stay plain JSON.
 EXIT_INTERNAL_ERROR, EXIT_USAGE_ERROR, EXIT_NO_TESTS = 3, 4, 5
@@ -205,19 +207,248 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
     started = time.monotonic()
     env = test_environment(environment.scrub_env)
     argv = [sys.executable, "-P", "-c", BOOTSTRAP]
-    code, timed_out = _run_in_own_session(argv, worktree, log, timeout, env, launch)
+    server = fork_server(env, environment, scratch)
+    code, timed_out = _run_session(argv, worktree, log, timeout, env, launch, server)
     seconds = time.monotonic() - started
     if timed_out:
         error = f"the {request.label} pytest process ran past the {timeout:.0f}s timeout"
         return RunResult(request.label, None, seconds, error=error, log=log, junit=junit)
+    if code is None:
+        error = (
+            f"the fork server that started the {request.label} pytest process ended "
+            f"during the run, so its exit status is unknown: {_log_tail(log)}"
+        )
+        return RunResult(request.label, None, seconds, error=error, log=log, junit=junit)
     return read_results(request.label, code, seconds, results, log, junit)
 
 
-_RUNNING: set[subprocess.Popen[bytes]] = set()
+_RUNNING: set[subprocess.Popen[bytes] | ForkedChild] = set()
 _RUNNING_LOCK = threading.Lock()
 # Set while run_parallel unwinds: a worker between its `git checkout` and
 # starting pytest must not start a process the interrupt already missed.
 _STOPPING = threading.Event()
+
+
+class ForkedChild:
+    """A pytest process the fork server started: its pid (its own session and
+    process group) and, once the server reaped it, its exit status."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid  # 0 until the server answers (never signalled as a group)
+        self.returncode: int | None = None
+        self.started = threading.Event()
+        self._done = threading.Event()
+
+    def finish(self, returncode: int | None) -> None:
+        """The server reaped it (`returncode`), or ended first (None)."""
+        self.returncode = returncode
+        self.started.set()
+        self._done.set()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        if not self._done.wait(timeout):
+            raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout or 0)
+        return self.returncode
+
+
+FORK_SERVER_START_TIMEOUT = 60.0
+FORK_SERVER_REPLY_TIMEOUT = 30.0
+
+
+class ForkServer:
+    """The gate's side of `andgate.forkserver`: one server process (in the gate's
+    session, so `kill_orphans` leaves it alone, in a process group of its own, so
+    a terminal's Ctrl-C does not reach it), a thread reading its replies, and
+    the children it started. Any surprise marks it dead: later runs use Popen."""
+
+    def __init__(self, env: dict[str, str], environment: RunEnvironment, scratch: Path) -> None:
+        from andgate.forkserver import SERVER
+
+        self.env = env
+        self.alive = False
+        self.why = "not started"
+        self._ready = threading.Event()
+        self._lock = threading.Lock()
+        self._children: dict[str, ForkedChild] = {}
+        replies, reply_w = os.pipe()
+        try:
+            with open(scratch / "fork-server.log", "ab") as log:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-P", "-c", SERVER],
+                    cwd=scratch,
+                    env=env,
+                    stdin=subprocess.PIPE,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(reply_w,),
+                    process_group=0,
+                )
+        except BaseException:
+            os.close(replies)
+            raise
+        finally:
+            os.close(reply_w)
+        self.replies = os.fdopen(replies, "rb")
+        config = {
+            "replies": reply_w,
+            "checkout": None if environment.checkout is None else str(environment.checkout),
+            "names": list(environment.project.names),
+            "distributions": list(environment.project.distributions),
+        }
+        self._reader = threading.Thread(target=self._read, name="andgate-fork-server", daemon=True)
+        self._reader.start()
+        if self._send(config) and self._ready.wait(FORK_SERVER_START_TIMEOUT) and self.alive:
+            return
+        self.why = self.why if self.why != "not started" else "no answer"
+        self.stop()
+
+    def _send(self, message: dict[str, Any]) -> bool:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write((json.dumps(message) + "\n").encode("utf-8", "surrogateescape"))
+            self.proc.stdin.flush()
+            return True
+        except (OSError, ValueError):
+            return False
+
+    def _read(self) -> None:
+        try:
+            for line in self.replies:
+                message = json.loads(line)
+                if "ready" in message:
+                    self.alive = bool(message["ready"])
+                    self.why = str(message.get("why", ""))
+                    self._ready.set()
+                elif "status" in message:
+                    with self._lock:
+                        child = self._children.pop(str(message["id"]), None)
+                    if child is not None:
+                        child.finish(int(message["status"]))
+                else:
+                    with self._lock:
+                        child = self._children.get(str(message["id"]))
+                    if child is not None:
+                        child.pid = int(message["pid"])
+                        child.started.set()
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        self._lost("the fork server ended")
+
+    def _lost(self, why: str) -> None:
+        with self._lock:
+            if self.alive:
+                self.why = why
+            self.alive = False
+            children, self._children = list(self._children.values()), {}
+        self._ready.set()
+        for child in children:
+            child.finish(None)
+
+    def start(self, cwd: Path, log: Path, env: dict[str, str], launch: str) -> ForkedChild | None:
+        """A fork running the bootstrap with `launch`; None (use Popen) when this
+        server cannot start one. The child is known before the request is sent:
+        a status that arrives right after the pid is never missed."""
+        ident = secrets.token_hex(16)
+        child = ForkedChild(0)
+        with self._lock:
+            if not self.alive or env != self.env:
+                return None
+            self._children[ident] = child
+        request = {"id": ident, "cwd": str(cwd), "log": str(log), "env": env}
+        request["launch"] = json.loads(launch)
+        if not self._send(request):
+            self._lost("the fork server stopped reading")
+            return None  # it never got the request, so nothing was forked: Popen
+        if not child.started.wait(FORK_SERVER_REPLY_TIMEOUT):
+            # It may have forked: fail this run closed rather than start another.
+            self._lost("the fork server did not answer")
+            self.stop()
+        return child
+
+    def busy(self) -> bool:
+        with self._lock:
+            return bool(self._children)
+
+    def stop(self) -> None:
+        """End of file on its requests: it kills what is left and exits."""
+        with contextlib.suppress(OSError, ValueError):
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=KILL_WAIT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=KILL_WAIT)
+        self._reader.join(timeout=KILL_WAIT)
+        with contextlib.suppress(OSError, ValueError):
+            self.replies.close()
+        with self._lock:
+            self.alive = False
+
+
+_SERVER: dict[str, Any] = {}
+_SERVER_LOCK = threading.Lock()
+
+
+def fork_server_enabled(env: Mapping[str, str]) -> bool:
+    """Linux only (fork, /proc), on unless ANDGATE_FORK_SERVER=0 in the gate's
+    environment, and never under coverage's subprocess measurement."""
+    if sys.platform != "linux" or not hasattr(os, "fork"):
+        return False
+    if os.environ.get("ANDGATE_FORK_SERVER", "1").strip() == "0":
+        return False
+    return "COVERAGE_PROCESS_START" not in env
+
+
+def fork_server(
+    env: dict[str, str], environment: RunEnvironment, scratch: Path
+) -> ForkServer | None:
+    """The server for runs with `env` and `environment`, started on first use;
+    None when there is none (then runs use Popen)."""
+    if not fork_server_enabled(env):
+        return None
+    key = json.dumps(
+        [sorted(env.items()), str(environment.checkout), environment.project.to_json()],
+        default=str,
+    )
+    with _SERVER_LOCK:
+        current = _SERVER.get("server")
+        if _SERVER.get("key") == key:
+            return current if current is not None and current.alive else None
+        if current is not None:
+            if current.busy():
+                return None
+            current.stop()
+        _become_subreaper()
+        _SERVER.clear()
+        _SERVER["key"] = key
+        try:
+            server = ForkServer(env, environment, scratch)
+        except OSError:
+            return None
+        _SERVER["server"] = server
+        return server if server.alive else None
+
+
+def stop_fork_server() -> None:
+    """Stop the server (the end of a check); the next run starts a new one."""
+    with _SERVER_LOCK:
+        server = _SERVER.pop("server", None)
+        _SERVER.clear()
+    if server is not None:
+        server.stop()
+
+
+@contextlib.contextmanager
+def fork_server_session() -> Iterator[None]:
+    try:
+        yield
+    finally:
+        stop_fork_server()
+
+
+atexit.register(stop_fork_server)
 
 
 def kill_all_running() -> None:
@@ -274,24 +505,46 @@ def _run_in_own_session(
     env: dict[str, str] | None = None,
     stdin: str | None = None,
 ) -> tuple[int, bool]:
+    code, timed_out = _run_session(argv, cwd, log, timeout, env, stdin)
+    return (-1 if code is None else code), timed_out
+
+
+def _run_session(
+    argv: list[str],
+    cwd: Path,
+    log: Path,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+    server: ForkServer | None = None,
+) -> tuple[int | None, bool]:
+    """Run `argv` (or, with `server`, a fork of it that runs the bootstrap with
+    `stdin` as its launch line) in its own session; (exit code, timed out). The
+    code is None when the server ended before reporting the child's status."""
     _become_subreaper()
     env = test_environment() if env is None else env
     with open(log, "wb") as out:
         # Started and registered under the lock that kill_orphans holds: a process
         # between fork and registration must never look like an orphan.
         with _RUNNING_LOCK:
-            proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            proc: subprocess.Popen[bytes] | ForkedChild | None = None
+            if server is not None and stdin is not None:
+                proc = server.start(cwd, log, env, stdin)
+            if proc is None:
+                proc = subprocess.Popen(
+                    argv,
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             _RUNNING.add(proc)
             stopping = _STOPPING.is_set()
-        _feed(proc, stdin)
+        if isinstance(proc, subprocess.Popen):
+            _feed(proc, stdin)
+        code: int | None
         try:
             if stopping:
                 _signal_group(proc)
@@ -318,7 +571,7 @@ def _feed(proc: subprocess.Popen[bytes], text: str | None) -> None:
         proc.stdin.close()
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill_group(proc: subprocess.Popen[bytes] | ForkedChild) -> None:
     """Kill the process and everything left in its process group (daemons a
     test forked). The wait is bounded: a process stuck in the kernel must not
     hang the gate."""
@@ -327,7 +580,9 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=KILL_WAIT)
 
 
-def _signal_group(proc: subprocess.Popen[bytes]) -> None:
+def _signal_group(proc: subprocess.Popen[bytes] | ForkedChild) -> None:
+    if proc.pid <= 0:
+        return  # never os.killpg(0): that is the gate's own group
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
 

@@ -1,0 +1,260 @@
+"""The fork server: a forked pytest process is the process Popen would start."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import andgate.forkserver
+from andgate import run as run_module
+from andgate.classify import Rules
+from andgate.run import RunEnvironment, RunRequest, fork_server, run_pytest, stop_fork_server
+
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the fork server is Linux only")
+
+PROBE = """\
+import json, os, random, re, stat, sys
+
+def fds():
+    out = []
+    for fd in sorted(os.listdir("/proc/self/fd"), key=int):
+        try:
+            link = os.readlink("/proc/self/fd/" + fd).split(":[")[0]
+            out.append(re.sub(r"#[0-9]+|scratch[01]|pytest-[0-9]+", "", link))
+        except OSError:
+            pass  # the listing's own descriptor
+    return out
+
+
+def test_probe():
+    stdin = os.fstat(0)
+    null = os.stat(os.devnull)
+    facts = {{
+        "env": dict(os.environ),
+        "argv": sys.argv,
+        "cwd": os.getcwd(),
+        "path": sys.path,
+        "sid": os.getsid(0),
+        "pid": os.getpid(),
+        "pgid": os.getpgid(0),
+        "stdin_is_null": stat.S_ISCHR(stdin.st_mode) and stdin.st_rdev == null.st_rdev,
+        "safe_path": sys.flags.safe_path,
+        "random": random.random(),
+        "fds": fds(),
+        "main": sorted(k for k in vars(sys.modules["__main__"]) if not k.startswith("__")),
+    }}
+    with open({out!r}, "w") as fh:
+        json.dump(facts, fh)
+"""
+
+
+@pytest.fixture(autouse=True)
+def fresh_server():
+    stop_fork_server()
+    yield
+    stop_fork_server()
+
+
+def project(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in {"pytest.ini": "[pytest]\n", **files}.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def oracle_request(name: str = "tests/test_probe.py") -> RunRequest:
+    rules = Rules(oracle_files=frozenset({name}))
+    return RunRequest("oracle", "oracle", rules, allow_files=(name,))
+
+
+def test_the_off_switch_and_the_platforms(monkeypatch):
+    monkeypatch.delenv("ANDGATE_FORK_SERVER", raising=False)
+    assert run_module.fork_server_enabled({}) is (sys.platform == "linux")
+    monkeypatch.setenv("ANDGATE_FORK_SERVER", "0")
+    assert not run_module.fork_server_enabled({})
+    monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
+    assert not run_module.fork_server_enabled({"COVERAGE_PROCESS_START": "x"})
+    monkeypatch.setattr(run_module.sys, "platform", "darwin")
+    assert not run_module.fork_server_enabled({})
+
+
+def test_a_child_of_no_server_is_never_signalled_as_group_zero():
+    child = run_module.ForkedChild(0)
+    child.finish(None)
+    run_module._kill_group(child)  # os.killpg(0) would kill the test run itself
+    assert child.wait(0) is None
+
+
+@linux_only
+@pytest.mark.slow
+def test_a_forked_child_sees_what_a_popen_process_sees(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
+    monkeypatch.setenv("GITHUB_TOKEN", "secret")
+    monkeypatch.setenv("ANDGATE_CACHE_DIR", str(tmp_path / "cache"))
+    facts = {}
+    for mode in ("1", "0"):
+        monkeypatch.setenv("ANDGATE_FORK_SERVER", mode)
+        out = tmp_path / f"facts-{mode}.json"
+        probe = {"tests/test_probe.py": PROBE.format(out=str(out))}
+        root = project(tmp_path / f"proj{mode}", probe)
+        if mode == "1":
+            assert fork_server(run_module.test_environment(), RunEnvironment(), tmp_path)
+        result = run_pytest(oracle_request(), root, tmp_path / f"scratch{mode}", timeout=120)
+        assert result.error is None, result.error
+        facts[mode] = json.loads(out.read_text(encoding="utf-8"))
+    forked, popen = facts["1"], facts["0"]
+    assert forked["env"] == popen["env"]
+    assert not [k for k in forked["env"] if k.startswith("ANDGATE_") or k == "GITHUB_TOKEN"]
+    assert forked["argv"] == popen["argv"] == ["-c"]
+    for mode, seen in facts.items():
+        root = (tmp_path / f"proj{mode}").resolve()
+        assert Path(seen["cwd"]).resolve() == root
+        # pytest prepends the test's folder; the bootstrap put the worktree after it
+        assert [Path(p).resolve() for p in seen["path"][:2]] == [root / "tests", root]
+        assert seen["sid"] == seen["pid"] == seen["pgid"] != os.getsid(0)
+        assert seen["stdin_is_null"] and seen["safe_path"]
+    assert forked["path"][2:] == popen["path"][2:]
+    assert forked["fds"] == popen["fds"]  # no descriptor of the server's reaches a test
+    assert forked["main"] == popen["main"]
+    assert forked["random"] != popen["random"]
+
+
+@linux_only
+@pytest.mark.slow
+def test_children_of_one_server_do_not_share_random_state(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
+    seen = []
+    for i in range(2):
+        out = tmp_path / f"facts-{i}.json"
+        root = project(tmp_path / f"proj{i}", {"tests/test_probe.py": PROBE.format(out=str(out))})
+        result = run_pytest(oracle_request(), root, tmp_path / "scratch", timeout=120)
+        assert result.error is None, result.error
+        seen.append(json.loads(out.read_text(encoding="utf-8")))
+    assert seen[0]["random"] != seen[1]["random"]
+    assert seen[0]["pid"] != seen[1]["pid"]
+
+
+HANG = """\
+import subprocess, sys, time
+
+def test_hang():
+    daemon = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open({pids!r}, "w") as fh:
+        fh.write(str(daemon.pid))
+    time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b")")[2].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+@linux_only
+@pytest.mark.slow
+def test_a_timeout_kills_the_forked_childs_whole_group(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
+    pids = tmp_path / "pids"
+    root = project(tmp_path / "proj", {"tests/test_hang.py": HANG.format(pids=str(pids))})
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    assert fork_server(run_module.test_environment(), RunEnvironment(), scratch)
+    started = time.monotonic()
+    result = run_pytest(oracle_request("tests/test_hang.py"), root, scratch, timeout=8)
+    assert "timeout" in (result.error or "")
+    assert time.monotonic() - started < 60
+    daemon = int(pids.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(daemon) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(daemon)
+
+
+@linux_only
+@pytest.mark.slow
+def test_runs_fall_back_to_popen_when_the_server_cannot_start(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
+    monkeypatch.setattr(andgate.forkserver, "SERVER", "raise SystemExit(3)")
+    out = tmp_path / "facts.json"
+    root = project(tmp_path / "proj", {"tests/test_probe.py": PROBE.format(out=str(out))})
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    assert fork_server(run_module.test_environment(), RunEnvironment(), scratch) is None
+    result = run_pytest(oracle_request(), root, scratch, timeout=120)
+    assert result.error is None, result.error
+    assert result.outcome("tests/test_probe.py::test_probe").value == "passed"
+
+
+KILL_PARENT = """\
+import os, signal, time
+
+def test_kill_parent():
+    os.kill(os.getppid(), signal.SIGKILL)
+    time.sleep(1)
+"""
+
+
+@linux_only
+@pytest.mark.slow
+def test_a_run_whose_server_dies_is_an_error_and_later_runs_use_popen(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    server = fork_server(run_module.test_environment(), RunEnvironment(), scratch)
+    assert server is not None
+    killer = project(tmp_path / "killer", {"tests/test_kill.py": KILL_PARENT})
+    result = run_pytest(oracle_request("tests/test_kill.py"), killer, scratch, timeout=60)
+    assert result.error is not None and "fork server" in result.error
+    assert not server.alive
+    out = tmp_path / "facts.json"
+    root = project(tmp_path / "proj", {"tests/test_probe.py": PROBE.format(out=str(out))})
+    result = run_pytest(oracle_request(), root, scratch, timeout=120)
+    assert result.error is None, result.error
+    assert json.loads(out.read_text(encoding="utf-8"))["sid"] != os.getsid(0)
+
+
+@linux_only
+@pytest.mark.slow
+def test_the_server_ends_when_the_gate_closes_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
+    server = fork_server(run_module.test_environment(), RunEnvironment(), tmp_path)
+    assert server is not None
+    pid = server.proc.pid
+    assert os.getsid(pid) == os.getsid(0)  # so kill_orphans never takes it for an orphan
+    assert os.getpgid(pid) == pid  # and a terminal's Ctrl-C does not reach it
+    stop_fork_server()
+    assert server.proc.returncode is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, signal.SIGCONT)
+
+
+@linux_only
+def test_the_sample_verdict_is_the_same_with_the_server_on_and_off(sample, monkeypatch):
+    payloads = {}
+    for mode in ("1", "0"):
+        monkeypatch.setenv("ANDGATE_FORK_SERVER", mode)
+        run = sample.gate(artifacts=sample.tmp / f"artifacts-{mode}")
+        payloads[mode] = run.payload
+    on, off = payloads["1"], payloads["0"]
+    assert on["verdict"] == off["verdict"]
+    assert on["reasons"] == off["reasons"]
+    assert on["counts"] == off["counts"]
+
+
+def test_the_forked_bootstrap_is_the_bootstraps_own_lines():
+    lines = run_module.BOOTSTRAP.splitlines()
+    rest = andgate.forkserver.BOOTSTRAP_REST.splitlines()
+    assert rest[0] == lines[0]
+    assert lines[2].strip() == rest[1]  # the imports, the same modules
+    tail = lines[lines.index("sys.path.insert(0, os.getcwd())") : lines.index("os._exit(code)")]
+    assert rest[2:] == tail
