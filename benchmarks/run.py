@@ -1152,9 +1152,11 @@ def print_stages(rows: list[dict[str, Any]]) -> None:
         )
         peak = r.get("rss_peak") or {}
         if peak:
+            active = sorted(peak["active"], key=lambda a: (not a.startswith("pytest"), a))
+            more = f" (+{len(active) - 3} more)" if len(active) > 3 else ""
             parts.append(
                 f"RSS peak {peak['mib']:.0f} MiB at {peak['at_s']:.0f}s during "
-                + (", ".join(peak["active"]) or "gate work")
+                + (", ".join(active[:3]) + more or "gate work")
             )
         print(f"  {r['config']}: " + ", ".join(parts))
 
