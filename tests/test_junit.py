@@ -147,3 +147,8 @@ def test_matches_what_pytest_junitxml_writes(real_junit):
         ("tests.sub.test_cases.TestBox", "test_param[c[d]]"): ["failure", "rerunFailure"],
         ("tests.sub.test_cases", "test_plain"): ["properties", "flakyFailure"],
     }
+
+
+def test_nothing_to_add_returns_the_document_as_pytest_wrote_it():
+    assert annotate(DOC, {}, ()) is DOC
+    assert annotate(DOC, {"tests/oracles/test_a.py::test_flaky": []}, set()) is DOC

@@ -214,3 +214,55 @@ def test_ineffective_freezes_say_why(freeze_id, expected):
         Record(ItemFacts("t/test_o.py::o", "t/test_o.py", "o"), "oracle", "", None),
     ]
     assert ineffective_freezes([freeze_id], records) == expected
+
+
+def _records_for_freezes() -> list[Record]:
+    return [
+        Record(ItemFacts("t/test_u.py::test_u", "t/test_u.py", "test_u"), "frozen_flake", "", None),
+        Record(ItemFacts("t/test_u.py::test_v", "t/test_u.py", "test_v"), "untrusted", "", None),
+        Record(ItemFacts("t/test_o.py::o[1]", "t/test_o.py", "o[1]"), "oracle", "", None),
+        Record(ItemFacts("t/sub/test_o.py::o", "t/sub/test_o.py", "o"), "property", "", None),
+        Record(ItemFacts("t/test_p.py::C::test_p", "t/test_p.py", "test_p"), "untrusted", "", None),
+    ]
+
+
+def test_ineffective_freezes_match_what_freeze_matches_matches():
+    """One pass over the items (an index) gives what a pass per freeze with
+    `classify.freeze_matches` gives, for every form a freeze id names an item by."""
+    from andgate.classify import freeze_matches
+
+    records = _records_for_freezes()
+    ids = ["t/test_u.py::test_u", "t/test_u.py", "test_u", "test_v", "o", "o[1]", "test_o"]
+    ids += ["t/sub/test_o.py", "t/test_p.py::C::test_p", "test_p", "C", "t/test_o.py::o", ""]
+    expected = []
+    for freeze_id in ids:
+        matched = [r for r in records if freeze_matches(freeze_id, r.facts)]
+        if not matched:
+            expected.append(f"freeze {freeze_id!r} matches no collected test")
+        elif not any(r.cls == "frozen_flake" for r in matched):
+            classes = ", ".join(sorted({r.cls for r in matched}))
+            expected.append(
+                f"freeze {freeze_id!r} matches only {classes} items; it freezes nothing"
+            )
+    assert ineffective_freezes(ids, records) == expected
+    assert ineffective_freezes([], records) == []
+
+
+@pytest.mark.parametrize("items", [0, 1, 3])
+def test_inventory_json_is_what_json_dumps_writes(items):
+    """trust_inventory.json is rendered item by item; the bytes are json.dumps(indent=2)'s."""
+    from andgate.report import InventoryJson
+
+    odd = Record(ItemFacts('t/x.py::t["é\\n"]', "t/x.py", "t"), "oracle", "w", "passed")
+    records = [odd, *_records_for_freezes()][:items]
+    verdict = decide(clean_facts())
+    ctx = ReportContext(verdict=verdict, base=BASE, head=HEAD, today=TODAY, inventory=records)
+    expected = {
+        "schema": "andgate.inventory/1",
+        "base": BASE,
+        "head": HEAD,
+        "counts": dict(verdict.counts),
+        "items": [r.to_json() for r in records],
+    }
+    text = json.dumps(expected, indent=2, ensure_ascii=True, default=str) + "\n"
+    assert InventoryJson().render(ctx) == text.encode()

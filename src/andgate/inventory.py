@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
-from andgate.classify import ItemFacts, freeze_matches
+from andgate.classify import ItemFacts
 from andgate.records import TrustClass
 from andgate.run import RunResult
 
@@ -59,14 +60,41 @@ def counts(records: Iterable[Record]) -> dict[str, int]:
 
 def ineffective_freezes(freeze_ids: Iterable[str], records: list[Record]) -> list[str]:
     """Live freezes that freeze nothing, with why (FREEZE_INEFFECTIVE warnings)."""
+    freeze_ids = list(freeze_ids)
+    if not freeze_ids:
+        return []
+    classes_of = _classes_by_freeze_key(records)
     out = []
     for freeze_id in freeze_ids:
-        matched = [r for r in records if freeze_matches(freeze_id, r.facts)]
-        if not matched:
+        classes = classes_of.get(freeze_id)
+        if not classes:
             out.append(f"freeze {freeze_id!r} matches no collected test")
-        elif not any(r.cls == "frozen_flake" for r in matched):
-            classes = sorted({r.cls for r in matched})
+        elif "frozen_flake" not in classes:
             out.append(
-                f"freeze {freeze_id!r} matches only {', '.join(classes)} items; it freezes nothing"
+                f"freeze {freeze_id!r} matches only {', '.join(sorted(classes))} items; "
+                "it freezes nothing"
             )
     return out
+
+
+def _classes_by_freeze_key(records: Iterable[Record]) -> dict[str, set[str]]:
+    """Every id a freeze can name an item by -> the classes of the items it names.
+
+    One pass over the records instead of one per freeze (freezes x items calls of
+    `freeze_matches`, each building a path): the keys are exactly the ones
+    `classify.freeze_matches` compares a freeze id with."""
+    stems: dict[str, str] = {}
+    out: dict[str, set[str]] = {}
+    for r in records:
+        facts = r.facts
+        stem = stems.get(facts.path)
+        if stem is None:
+            stem = stems[facts.path] = freeze_keys(facts)[2]
+        for key in (facts.nodeid, facts.path, stem, facts.name):
+            out.setdefault(key, set()).add(r.cls)
+    return out
+
+
+def freeze_keys(item: ItemFacts) -> tuple[str, str, str, str]:
+    """What `freeze_matches` compares a freeze id with: node id, path, stem, name."""
+    return item.nodeid, item.path, PurePosixPath(item.path).stem, item.name

@@ -61,7 +61,11 @@ def annotate(
     frozen: Collection[str],
 ) -> bytes:
     """`document` with rerun children and frozen-flake marks; unchanged when it is not
-    a JUnit file andgate can read (a DTD, bad XML)."""
+    a JUnit file andgate can read (a DTD, bad XML), or when there is nothing to add
+    (no attempt, no frozen item: a large oracle file is not parsed and re-serialised
+    for nothing)."""
+    if not any(attempts.values()) and not frozen:
+        return document
     if b"<!DOCTYPE" in document or b"<!ENTITY" in document:
         return document
     try:

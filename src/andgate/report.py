@@ -22,7 +22,7 @@ import os
 import secrets
 import stat
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -145,15 +145,62 @@ class InventoryJson:
     filename = "trust_inventory.json"
 
     def render(self, ctx: ReportContext) -> bytes:
-        return _json(
+        return _json_with_list(
             {
                 "schema": "andgate.inventory/1",
                 "base": ctx.base,
                 "head": ctx.head,
                 "counts": dict(ctx.verdict.counts),
-                "items": [r.to_json() for r in ctx.inventory],
-            }
+            },
+            "items",
+            (r.to_json() for r in ctx.inventory),
         )
+
+
+def _json_with_list(head: dict[str, Any], key: str, items: Iterable[dict[str, Any]]) -> bytes:
+    """The bytes of `_json({**head, key: list(items)})`, one item at a time.
+
+    `json.dumps(..., indent=2)` of a whole inventory runs the pure-Python encoder and
+    joins one small string per token: at 64,000 items about 1.4 s and 50 MiB more
+    than the output. Here each item is encoded on its own (scalars by the C encoder)
+    and only the output bytes are kept."""
+    lines = _json({**head, key: []})
+    tail = f'  "{key}": []\n}}\n'.encode()
+    assert lines.endswith(tail), "the list must be the last key"
+    chunks = [lines[: -len(tail)], f'  "{key}": ['.encode()]
+    first = True
+    for item in items:
+        chunks.append(b"\n" if first else b",\n")
+        chunks.append(_indented(item, 4))
+        first = False
+    chunks.append(b"]\n}\n" if first else b"\n  ]\n}\n")
+    return b"".join(chunks)
+
+
+def _indented(value: Any, indent: int) -> bytes:
+    """`value` as `json.dumps(indent=2)` writes it nested `indent` spaces deep."""
+    pad = " " * indent
+    if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+        inner = " " * (indent + 2)
+        fields = ",\n".join(
+            inner + _ascii(k) + ": " + _nested(v, indent + 2) for k, v in value.items()
+        )
+        return f"{pad}{{\n{fields}\n{pad}}}".encode()
+    return (pad + _nested(value, indent)).encode()
+
+
+# What json.dumps(ensure_ascii=True) writes for a string (the C function it calls).
+_ascii = json.encoder.encode_basestring_ascii
+
+
+def _nested(value: Any, indent: int) -> str:
+    """`value` as it follows a key `indent` spaces deep."""
+    if isinstance(value, str):
+        return _ascii(value)
+    if value is None:
+        return "null"
+    text = json.dumps(value, indent=2, ensure_ascii=True, default=str)
+    return text.replace("\n", "\n" + " " * indent)
 
 
 class SeedsJson:

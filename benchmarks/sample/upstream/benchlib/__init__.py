@@ -1,0 +1,63 @@
+"""benchlib: the package andgate's benchmark gates."""
+
+from benchlib.codec import checksum, from_base, rle_decode, rle_encode, to_base
+from benchlib.grid import flood_count, life, rotate, transpose
+from benchlib.mathx import clamp, gcd_all, mean, median, primes_upto, variance
+from benchlib.rules import (
+    rule_00,
+    rule_01,
+    rule_02,
+    rule_03,
+    rule_04,
+    rule_05,
+    rule_06,
+    rule_07,
+    rule_08,
+    rule_09,
+    rule_10,
+    rule_11,
+    rule_12,
+    rule_13,
+    rule_14,
+    rule_15,
+)
+from benchlib.text import chunk, count_words, slugify, truncate, wrap
+
+__all__ = [
+    "checksum",
+    "chunk",
+    "clamp",
+    "count_words",
+    "flood_count",
+    "from_base",
+    "gcd_all",
+    "life",
+    "mean",
+    "median",
+    "primes_upto",
+    "rle_decode",
+    "rle_encode",
+    "rotate",
+    "rule_00",
+    "rule_01",
+    "rule_02",
+    "rule_03",
+    "rule_04",
+    "rule_05",
+    "rule_06",
+    "rule_07",
+    "rule_08",
+    "rule_09",
+    "rule_10",
+    "rule_11",
+    "rule_12",
+    "rule_13",
+    "rule_14",
+    "rule_15",
+    "slugify",
+    "to_base",
+    "transpose",
+    "truncate",
+    "variance",
+    "wrap",
+]
