@@ -66,9 +66,13 @@ class Rules:
         return cls(live_freezes=tuple(data.get("live_freezes", ())), **kwargs)
 
 
+def freeze_keys(item: ItemFacts) -> tuple[str, str, str, str]:
+    """The ids a freeze can name an item by: node id, file path, file stem, function name."""
+    return item.nodeid, item.path, PurePosixPath(item.path).stem, item.name
+
+
 def freeze_matches(freeze_id: str, item: ItemFacts) -> bool:
-    """A freeze id names an item by node id, file path, file stem or function name."""
-    return freeze_id in (item.nodeid, item.path, PurePosixPath(item.path).stem, item.name)
+    return freeze_id in freeze_keys(item)
 
 
 def _marker_ok(item: ItemFacts, markers: frozenset[str]) -> bool:

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
-from andgate.classify import ItemFacts
+from andgate.classify import ItemFacts, freeze_keys
 from andgate.records import TrustClass
 from andgate.run import RunResult
 
@@ -81,8 +80,7 @@ def _classes_by_freeze_key(records: Iterable[Record]) -> dict[str, set[str]]:
     """Every id a freeze can name an item by -> the classes of the items it names.
 
     One pass over the records instead of one per freeze (freezes x items calls of
-    `freeze_matches`, each building a path): the keys are exactly the ones
-    `classify.freeze_matches` compares a freeze id with."""
+    `freeze_matches`, each building a path), by the same `classify.freeze_keys`."""
     stems: dict[str, str] = {}
     out: dict[str, set[str]] = {}
     for r in records:
@@ -93,8 +91,3 @@ def _classes_by_freeze_key(records: Iterable[Record]) -> dict[str, set[str]]:
         for key in (facts.nodeid, facts.path, stem, facts.name):
             out.setdefault(key, set()).add(r.cls)
     return out
-
-
-def freeze_keys(item: ItemFacts) -> tuple[str, str, str, str]:
-    """What `freeze_matches` compares a freeze id with: node id, path, stem, name."""
-    return item.nodeid, item.path, PurePosixPath(item.path).stem, item.name
