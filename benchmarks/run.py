@@ -834,6 +834,32 @@ def special_rows(rows: list[dict[str, Any]], scaled: dict | None) -> list[dict[s
     return out
 
 
+def add_round_ratios(rows: list[dict[str, Any]]) -> None:
+    """Each row's ratio to its suite's `pytest -q` and `pytest -n 2` within each round
+    (commands of one round ran minutes apart, under about the same load), and their
+    median: a second reading of the same samples, less moved by load that drifts
+    between rounds than median / median."""
+    refs: dict[str, dict[str, list[float]]] = {}
+    for r in rows:
+        config = r.get("config", "")
+        if config in ("pytest -q (warm bytecode caches)", f"{_real_prefix()}pytest -q"):
+            refs.setdefault(r["suite"], {})["pytest"] = r["samples_s"]
+        elif "(xdist)" in config:
+            refs.setdefault(r["suite"], {})["xdist"] = r["samples_s"]
+    for r in rows:
+        ref = refs.get(r.get("suite", ""), {})
+        for key, name in (("pytest", ""), ("xdist", "_xdist")):
+            base = ref.get(key)
+            if base and len(base) == len(r.get("samples_s", ())):
+                ratios = [a / b for a, b in zip(r["samples_s"], base, strict=True)]
+                r[f"round_ratios{name}"] = [round(x, 3) for x in ratios]
+                r[f"ratio{name}_per_round"] = _med(ratios)
+
+
+def _real_prefix() -> str:
+    return f"packaging {packaging_suite.VERSION}: "
+
+
 # -- the table ---------------------------------------------------------------------------------
 
 
@@ -843,7 +869,9 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         "items",
         "median s",
         "x pytest -q",
+        "per round",
         "x pytest -n 2",
+        "per round",
         "cpu x",
         "gate MiB",
         "load",
@@ -859,7 +887,9 @@ def print_table(rows: list[dict[str, Any]]) -> None:
                 f"{r['items']:,}" if r.get("items") else "",
                 _fmt(r.get("median_s")),
                 _fmt(r.get("ratio")),
+                _fmt(r.get("ratio_per_round")),
                 _fmt(r.get("ratio_xdist")),
+                _fmt(r.get("ratio_xdist_per_round")),
                 _fmt(r.get("cpu_ratio")),
                 _fmt(r.get("peak_rss_mib"), 0),
                 _fmt(r.get("load"), 1),
@@ -1214,6 +1244,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=None,
         help="write a cProfile of the real-suite check's gate process (all threads) here",
     )
+    parser.add_argument(
+        "--reprint",
+        type=Path,
+        default=None,
+        metavar="RESULTS_JSON",
+        help="print the table of a results.json again (nothing is measured)",
+    )
     args = parser.parse_args(argv)
     args.ks = sorted({int(x) for x in (args.ks or ("0,4" if args.quick else "0,4,16")).split(",")})
     args.jobs = sorted({int(x) for x in args.jobs.split(",")})
@@ -1227,8 +1264,28 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def reprint(path: Path) -> int:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    rows = data["rows"]
+    add_round_ratios(rows)
+    print(
+        f"{path}: {data['command']} on {data['date']}, andgate {data['machine']['andgate_source']}"
+    )
+    print()
+    print_table(rows)
+    real = data.get("real") or {}
+    loads = data["load_average_1min_each_round"] + real.get("load_average_1min_each_round", [])
+    print(f"\n1-minute load average at each round: {', '.join(f'{x:.2f}' for x in loads)}")
+    print_stages(rows)
+    if data.get("profile"):
+        print_profile(data["profile"])
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.reprint:
+        return reprint(args.reprint)
     for module in ("andgate", "xdist"):
         if importlib.util.find_spec(module) is None:
             raise SystemExit(
@@ -1262,6 +1319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             real = measure_real(root, args.real_repeats, max(args.jobs), args.cprofile)
             rows += real_rows(real, max(args.jobs))
         rows += special_rows(rows, scaled)
+    add_round_ratios(rows)
     print()
     print_table(rows)
     loads = samples.load + (real.load if real else [])
