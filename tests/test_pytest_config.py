@@ -25,6 +25,8 @@ from andgate.pytest_config import (
     read,
     read_with_fallback,
     read_with_pytest,
+    starts_xdist,
+    tree_runs_xdist,
 )
 
 INI_FILES = {"setup.cfg": "tool:pytest", "tox.ini": "pytest"}
@@ -290,3 +292,34 @@ def test_changed_is_exactly_what_pytest_s_own_reader_tells_apart(name, data):
     for version in (old, new):
         ours, theirs = read_with_fallback(name, version), read_with_pytest(name, version)
         assert ours.same_as(theirs) and (ours.problem is None) == (theirs.problem is None)
+
+
+@pytest.mark.parametrize(
+    ("args", "starts"),
+    [
+        (["-n", "2"], True),
+        (["-nauto"], True),
+        (["-n=3"], True),
+        (["--numprocesses=4"], True),
+        (["--numprocesses", "auto"], True),
+        (["--tx", "popen"], True),
+        (["-n", "0"], False),
+        (["-n0"], False),
+        (["--numprocesses=0"], False),
+        (["-q", "--strict-markers"], False),
+        (["-n"], False),
+        ([], False),
+    ],
+)
+def test_starts_xdist_reads_the_options_xdist_reads(args, starts):
+    assert starts_xdist(args) is starts
+
+
+def test_a_tree_runs_xdist_by_its_config_file_or_pytest_addopts():
+    ini = {"pytest.ini": b"[pytest]\naddopts = -q -n 2\n"}
+    toml = {"pyproject.toml": b'[tool.pytest.ini_options]\naddopts = ["-n", "auto"]\n'}
+    assert tree_runs_xdist(ini) and tree_runs_xdist(toml)
+    assert not tree_runs_xdist({"pytest.ini": b"[pytest]\naddopts = -q\n"})
+    assert tree_runs_xdist({"pytest.ini": b"[pytest]\n"}, "-n 2")
+    assert not tree_runs_xdist({"pytest.ini": b"[pytest]\naddopts = -n '2\n"})  # unbalanced
+    assert not tree_runs_xdist({})

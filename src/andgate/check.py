@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from andgate.approvals import gather_approvals
 from andgate.authorship import oracle_file_rule, sort_changes
-from andgate.config import BaseConfig, load_base_config
+from andgate.config import BaseConfig, load_base_config, runs_xdist
 from andgate.errors import AndgateError, BundleError, Interrupted, ManifestError
 from andgate.freeze import freeze_facts
 from andgate.git import Change, Git
@@ -192,6 +192,7 @@ def _run_phases(
             approved,
             work,
             opts.progress,
+            user_xdist=runs_xdist(git, plan.base, plan.head),
         )
         for phase in (run_oracle_phase, run_property_phase, run_untrusted_phase):
             phase(ctx)

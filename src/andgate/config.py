@@ -7,6 +7,7 @@ The manifest, freeze file, invariants and known-bad fixtures always come from
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -15,7 +16,7 @@ from andgate.freeze import FreezeSet, parse_freezes
 from andgate.git import Git
 from andgate.manifest import Manifest, parse_manifest
 from andgate.paths import TestSide, is_under, test_side
-from andgate.pytest_config import CANDIDATES, tree_testpaths
+from andgate.pytest_config import CANDIDATES, tree_runs_xdist, tree_testpaths
 
 
 @dataclass(frozen=True)
@@ -103,3 +104,15 @@ def known_bad_fixtures(git: Git, commit: str, folder: str) -> tuple[KnownBad, ..
         name = str(PurePosixPath(entry.path).relative_to(folder).with_suffix(""))
         fixtures.append(KnownBad(name, entry.path, blobs.get(entry.sha, b"")))
     return tuple(fixtures)
+
+
+def runs_xdist(git: Git, *commits: str) -> bool:
+    """Whether the project's own pytest configuration at any of these commits (or
+    PYTEST_ADDOPTS) starts pytest-xdist workers."""
+    for commit in commits:
+        roots = {e.path: e.sha for e in git.ls_tree(commit, CANDIDATES) if e.kind == "blob"}
+        blobs = git.read_blobs(roots.values())
+        files = {path: blobs.get(sha, b"") for path, sha in roots.items() if "/" not in path}
+        if tree_runs_xdist(files, os.environ.get("PYTEST_ADDOPTS", "")):
+            return True
+    return False

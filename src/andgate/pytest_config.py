@@ -19,9 +19,10 @@ This module runs in the gate, never in the user's pytest process.
 from __future__ import annotations
 
 import inspect
+import shlex
 import tempfile
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -369,3 +370,34 @@ def tree_testpaths(files: Mapping[str, bytes]) -> tuple[str, ...]:
         return testpaths(name, files[name])
     except Unreadable:
         return ()
+
+
+def starts_xdist(args: Sequence[str]) -> bool:
+    """Whether these pytest arguments start pytest-xdist workers: `-n 2`, `-nauto`,
+    `--numprocesses=4`, `--tx ...` (`-n 0` runs no worker)."""
+    for i, arg in enumerate(args):
+        if arg in ("-n", "--numprocesses"):
+            return i + 1 < len(args) and args[i + 1] != "0"
+        if arg == "--tx" or arg.startswith("--tx="):
+            return True
+        if arg.startswith("--numprocesses="):
+            return arg.partition("=")[2] != "0"
+        if arg.startswith("-n") and not arg.startswith("--") and len(arg) > 2:
+            return arg[2:] not in ("0", "=0")
+    return False
+
+
+def tree_runs_xdist(files: Mapping[str, bytes], environ_addopts: str = "") -> bool:
+    """Whether pytest, started in a tree with these root files, runs xdist workers
+    (the config file's `addopts`, then PYTEST_ADDOPTS). Unreadable: no."""
+    args: list[str] = []
+    name = chosen(files)
+    try:
+        setting = None if name is None else _setting(name, files[name], "addopts")
+        if setting is not None:
+            value = setting[2]
+            args += shlex.split(value) if isinstance(value, str) else [str(v) for v in value]
+        args += shlex.split(environ_addopts)
+    except (Unreadable, ValueError):
+        return False
+    return starts_xdist(args)

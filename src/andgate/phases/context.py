@@ -35,6 +35,9 @@ class PhaseContext:
     approved: bool
     work: Work
     progress: Progress | None = None
+    # The project's pytest config starts xdist workers: each unit then runs in one
+    # process (its workers use the cores) instead of one per job with workers each.
+    user_xdist: bool = False
 
     def run(self, phase: str, tasks: list[Callable[[], object]]) -> None:
         """Run a phase's tasks in parallel, with a status line of items done of
@@ -113,7 +116,8 @@ class PhaseContext:
                 if len(siblings) == 1
                 else f"{request.label} part {number}/{len(siblings)}"
             )
-            parts = shards(sizes, self.jobs, last_preload, within=unit.shard)
+            jobs = 1 if self.user_xdist else self.jobs
+            parts = shards(sizes, jobs, last_preload, within=unit.shard)
             if len(parts) == 1:
                 tasks.append(
                     self.task(name, replace(request, label=label, shard=unit.shard), commit)
