@@ -225,3 +225,20 @@ def test_not_json_or_absent_is_one_line(tmp_path):
         combined([tmp_path / "nowhere"])
     with pytest.raises(BundleError, match="no bundle given"):
         combined([])
+
+
+@pytest.mark.parametrize(("user_xdist", "processes"), [(False, 2), (True, 1)])
+def test_a_project_that_runs_xdist_gets_one_process_per_unit(tmp_path, user_xdist, processes):
+    """Its own workers use the cores; splitting again would run jobs x workers."""
+    from andgate.classify import Rules
+    from andgate.phases.context import PhaseContext
+    from andgate.run import RunRequest
+    from andgate.state import CheckState
+
+    ctx = PhaseContext(
+        None, None, None, tmp_path, CheckState(), 2, 1.0, None, False,  # type: ignore[arg-type]
+        Work.of([Unit("untrusted/0", 1)], None), user_xdist=user_xdist,
+    )  # fmt: skip
+    sizes = {f"tests/test_{i}.py": 4 * MIN_BYTES_PER_SHARD for i in range(4)}
+    request = RunRequest("untrusted", "untrusted", Rules())
+    assert len(ctx.class_tasks("untrusted", request, "head", sizes)) == processes
