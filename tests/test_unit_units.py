@@ -242,3 +242,14 @@ def test_a_project_that_runs_xdist_gets_one_process_per_unit(tmp_path, user_xdis
     sizes = {f"tests/test_{i}.py": 4 * MIN_BYTES_PER_SHARD for i in range(4)}
     request = RunRequest("untrusted", "untrusted", Rules())
     assert len(ctx.class_tasks("untrusted", request, "head", sizes)) == processes
+
+
+def test_a_result_for_a_unit_the_bundle_did_not_run_is_refused(tmp_path):
+    from andgate.bundle import _digest
+
+    body = json.loads(render(_bundle()))
+    body["ran"].remove("untrusted/0")  # its result stays: it would override another's
+    body["sha256"] = _digest(body)
+    (tmp_path / "bundle.json").write_text(json.dumps(body))
+    with pytest.raises(BundleError, match="did not run"):
+        combined([tmp_path])

@@ -301,6 +301,11 @@ def _merge(key: BundleKey, bundles: Sequence[tuple[Path, Bundle]]) -> Recorded:
             if unit not in bundle.recorded.runs and unit not in bundle.recorded.replays:
                 raise BundleError(f"{path}: names unit {unit} as run but holds no result")
             owner[unit] = path
+        # A result for a unit the bundle does not name as run could silently
+        # replace another bundle's result for that unit: refused.
+        unnamed = sorted({*bundle.recorded.runs, *bundle.recorded.replays} - set(bundle.ran))
+        if unnamed:
+            raise BundleError(f"{path}: holds a result for unit {unnamed[0]}, which it did not run")
     units = key.units or ()
     unknown = sorted(set(owner) - set(units))
     if unknown:
