@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from pathlib import PurePosixPath
+from typing import Protocol
 
 from andgate.git import Change
 from andgate.manifest import Manifest
@@ -18,6 +19,16 @@ from andgate.records import ChangeFacts
 from andgate.scan import is_gitattributes
 
 NO_EXTRA_TEST_SIDE = TestSide()
+
+
+class ScanFindings(Protocol):
+    """What the production scan found (phases/production.py's ScanResult)."""
+
+    @property
+    def suspicious(self) -> tuple[str, ...]: ...
+
+    @property
+    def oracle_literals(self) -> tuple[str, ...]: ...
 
 
 def is_oracle_side(path: str, manifest: Manifest, is_oracle_file: Callable[[str], bool]) -> bool:
@@ -55,6 +66,7 @@ def sort_changes(
     config_differs: Callable[[str], bool],
     approved_by: tuple[str, ...],
     test_side: TestSide = NO_EXTRA_TEST_SIDE,
+    scan: ScanFindings | None = None,
 ) -> ChangeFacts:
     oracle, trust_root, production, tests = set(), set(), set(), set()
     for path in {p for change in changes for p in change.paths}:
@@ -79,6 +91,8 @@ def sort_changes(
         test_paths=tuple(sorted(tests)),
         approved_by=approved_by,
         require_human_owner=manifest.oracle.require_human_owner,
+        suspicious=scan.suspicious if scan is not None else (),
+        oracle_literals=scan.oracle_literals if scan is not None else (),
     )
 
 

@@ -52,6 +52,14 @@ def build_inventory(
     return sorted(records.values(), key=lambda r: r.facts.nodeid)
 
 
+def oracle_holders(records: Iterable[Record], base_oracle: RunResult | None) -> set[str]:
+    """Files that held an oracle item on head or on base (for oracle markers)."""
+    holders = {r.facts.path for r in records if r.cls == TrustClass.ORACLE}
+    if base_oracle is not None:
+        holders |= {i.facts.path for i in base_oracle.selected(TrustClass.ORACLE)}
+    return holders
+
+
 def counts(records: Iterable[Record]) -> dict[str, int]:
     tally = Counter(r.cls for r in records)
     return {key: tally.get(key, 0) for key in COUNT_KEYS}

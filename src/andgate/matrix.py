@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from andgate.bundle import Bundle, BundleKey, combined, render
-from andgate.check import gate_failing_closed, report_context
+from andgate.check import gate_failing_closed
 from andgate.errors import AndgateError
 from andgate.options import CheckOptions, Combined
 from andgate.report import BUNDLE, Artifacts, claim_artifacts_for, write_artifacts, write_bundle
@@ -111,7 +111,7 @@ def run_combine(places: Sequence[Path], opts: CheckOptions) -> tuple[Verdict, Ar
         else:
             gate_failing_closed(opts, state)
         verdict = decide(state.facts())
-        return verdict, write_artifacts(folder, report_context(opts, state, verdict))
+        return verdict, write_artifacts(folder, state.report_context(verdict, opts.today))
     finally:
         folder.close()
 

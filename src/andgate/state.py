@@ -8,6 +8,7 @@ state becomes the verdict's input.
 
 from __future__ import annotations
 
+import datetime as dt
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,9 @@ from andgate.records import (
     ReplayFacts,
     Role,
 )
+from andgate.report import ReportContext
 from andgate.run import RunEnvironment, RunResult
+from andgate.verdict import Verdict
 
 
 class RunName(enum.StrEnum):
@@ -120,6 +123,26 @@ class CheckState:
             fail_closed_untrusted=self.fail_closed_untrusted,
             warnings=tuple(self.warnings),
             counts=counts(self.inventory),
+        )
+
+    def report_context(self, verdict: Verdict, today: dt.date) -> ReportContext:
+        """What the reporters read: the verdict and the evidence behind it."""
+        return ReportContext(
+            verdict=verdict,
+            base=self.base,
+            head=self.head,
+            today=today,
+            inventory=self.inventory,
+            replays=self.replays,
+            property=self.property,
+            property_seed=self.property_seed,
+            changes=self.changes,
+            files=self.captured.files,
+            traceback=self.traceback,
+            approvals=self.approvals,
+            patches=self.patches,
+            freezes=self.live_freezes,
+            discrimination=self.discrimination,
         )
 
     def capture(self) -> None:
