@@ -303,3 +303,46 @@ def test_first_files_under_xdist_in_the_users_config(tmp_path, killed):
             "test_c2",
         ]
         assert {result.outcome(n) for n in result.reports} == {Outcome.PASSED}
+
+
+HYPOTHESIS_PROBE = (
+    "import sys\nfrom pathlib import Path\n\n\n"
+    "def pytest_unconfigure(config):\n"
+    "    plugin = sys.modules.get('_hypothesis_pytestplugin')\n"
+    "    registered = plugin is not None and config.pluginmanager.is_registered(plugin)\n"
+    "    state = f\"{'hypothesis' in sys.modules} {registered}\"\n"
+    "    (Path(__file__).parent / 'probe.txt').write_text(state)\n"
+)
+USES_HYPOTHESIS = (
+    "from hypothesis import given, strategies as st\n\n\n"
+    "@given(st.integers())\ndef test_one(n):\n    assert n == n\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("test_file", "ini", "expected"),
+    [
+        ("def test_one():\n    assert True\n", "", "False False"),
+        (USES_HYPOTHESIS, "", "True True"),
+        # The controller may import Hypothesis itself (xdist's report handling).
+        ("def test_one():\n    assert True\n", "[pytest]\naddopts = -n 2\n", "* True"),
+    ],
+    ids=["not-imported", "imported", "xdist-controller"],
+)
+def test_hypothesis_summary_is_skipped_only_where_it_has_nothing_to_say(
+    tmp_path, test_file, ini, expected, hypothesis_plugin
+):
+    """Hypothesis's terminal summary imports Hypothesis (0.25 s a process): skipped
+    where no test imported it; kept where one did, or where xdist workers ran them."""
+    pytest.importorskip("hypothesis")
+    if ini:
+        pytest.importorskip("xdist")
+    root = tmp_path / "proj"
+    files = {"tests/conftest.py": HYPOTHESIS_PROBE, "tests/test_o.py": test_file}
+    write(root, {**files, **({"pytest.ini": ini} if ini else {})})
+    rules = Rules(oracle_files=frozenset({"tests/test_o.py"}))
+    result = run(root, RunRequest("oracle", "oracle", rules), tmp_path)
+    assert result.error is None, result.error
+    assert result.outcome("tests/test_o.py::test_one") is Outcome.PASSED
+    imported, registered = (root / "tests" / "probe.txt").read_text().split()
+    assert f"{imported if expected[0] != '*' else '*'} {registered}" == expected
