@@ -9,6 +9,7 @@ import pytest
 
 import andgate.replay
 from andgate.check import CheckOptions, run_check
+from andgate.records import Outcome
 from andgate.sample import AGENT
 from stories import honest_fix, weakened_oracle
 
@@ -182,10 +183,11 @@ def test_a_cold_replay_runs_the_likely_killer_first_and_decides_the_same(
 ):
     repo, base, head = wide_project(make_repo)
     ordered = wide_gate(repo, base, head, tmp_path / "ordered")
-    assert [r.first_files for r in spy] == [(f"tests/oracles/test_m{WIDE}.py",)]
+    likely = (f"tests/oracles/test_m{WIDE}.py",)
+    assert [(r.allow_files, r.first_files) for r in spy] == [(likely, likely)]
     (result,) = spy.results
     assert list(result.reports) == [f"tests/oracles/test_m{WIDE}.py::test_shift{WIDE}[0]"]
-    assert len(result.selected("oracle")) == WIDE * 5  # all collected, one ran
+    assert len(result.selected("oracle")) == 5  # only the likely killer's file collected
 
     spy.clear()
     monkeypatch.setattr(andgate.replay, "first_files", lambda *args: ())  # collection order
@@ -195,3 +197,23 @@ def test_a_cold_replay_runs_the_likely_killer_first_and_decides_the_same(
     for key in ("verdict", "reasons", "bits", "counts"):
         assert ordered[key] == unordered[key], key
     assert ordered["verdict"] == "allow", ordered["reasons"]
+
+
+def test_a_cold_replay_whose_likely_killers_all_pass_runs_the_other_files_next(
+    make_repo, spy, tmp_path, monkeypatch
+):
+    """The likely files are a guess: when none of them fails, the class's other files
+    run (and here catch the fixture), so the guess can cost a run, never a bite."""
+    repo, base, head = wide_project(make_repo)
+    wrong_guess = ("tests/oracles/test_m1.py", "tests/oracles/test_m2.py")
+    monkeypatch.setattr(andgate.replay, "first_files", lambda *args: wrong_guess)
+    verdict = wide_gate(repo, base, head, tmp_path / "guess")
+    assert verdict["verdict"] == "allow", verdict["reasons"]
+    likely, rest = spy
+    assert (likely.allow_files, likely.exitfirst) == (wrong_guess, True)
+    assert sorted(rest.allow_files) == [f"tests/oracles/test_m{n}.py" for n in range(3, WIDE + 1)]
+    assert rest.exitfirst
+    first, second = spy.results
+    assert {first.outcome(n) for n in first.reports} == {Outcome.PASSED}
+    assert len(first.reports) == 10
+    assert second.outcome(f"tests/oracles/test_m{WIDE}.py::test_shift{WIDE}[0]") is Outcome.FAILED

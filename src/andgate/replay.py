@@ -9,16 +9,16 @@ Likely killers first: before the class runs, `replay_order.first_files` reads
 the fixture's `diff --git` headers and hunks and the worktree's oracle files
 (with `ast`, never importing them) and names the oracle files that import a
 module the fixture patches, or import its package and name a function, class or
-module-level name the hunks touch. The plugin runs those files' items first,
-then the rest, each group in collection order, in the same single pytest
-process: on a cold cache a killer in the last oracle file is found after a few
-items instead of after the whole class.
+module-level name the hunks touch. Those files run first, alone, in a pytest
+process that collects only them; the other files run in a second one only if
+none of the first failed: on a cold cache a killer in the last oracle file is
+found after a few items, without collecting the rest of the class.
 
 Killer first: the oracle items that failed under a fixture last time (the
 killer cache) run alone first, collecting only their files. If one fails, that
 is the proof and the replay costs a pytest start-up plus one test; if they all
 pass (the oracle changed), the whole class runs as on a cold cache, likely
-killers first. The cache and the ordering only pick what runs first: every
+killers' files first. The cache and the ordering only pick what runs first: every
 item still runs when none fails, so they can make a replay slower, never
 greener.
 """
@@ -103,15 +103,32 @@ def replay_fixture(
         if problem is not None:
             return ReplayFacts(fixture.name, applied=False, problem=_explain(problem))
         first = first_files(fixture.patch, worktree.path, request.allow_files or ())
-        request = replace(request, first_files=first)
         facts = None
         if killers:
             facts = _run(fixture, _killers_only(request, killers), worktree.path, scratch, timeout)
-        if facts is None or (not facts.error and not facts.failed):
-            facts = _run(fixture, request, worktree.path, scratch, timeout, spent=facts)
+        for stage in _stages(request, first):
+            if facts is not None and (facts.error or facts.failed):
+                break
+            facts = _run(fixture, stage, worktree.path, scratch, timeout, spent=facts)
+    assert facts is not None  # _stages always yields a run
     if facts.failed and not facts.error:
         cache.put(fixture.patch, oracle_digest, [f for f in facts.failed if "::" in f])
     return facts
+
+
+def _stages(request: RunRequest, first: tuple[str, ...]) -> list[RunRequest]:
+    """The class in two runs, the likely killers' files alone first: a fixture that
+    one of them catches never pays for collecting the other files (on a real suite,
+    one parametrised file can hold most of the items). The rest runs only if none of
+    them failed. With no likely killer, or only likely ones, one run."""
+    allowed = request.allow_files or ()
+    rest = tuple(p for p in allowed if p not in frozenset(first))
+    if not first or not rest:
+        return [replace(request, first_files=first)]
+    return [
+        replace(request, label=f"{request.label} likely", allow_files=first, first_files=first),
+        replace(request, label=f"{request.label} rest", allow_files=rest),
+    ]
 
 
 def _killers_only(request: RunRequest, killers: tuple[str, ...]) -> RunRequest:
