@@ -177,11 +177,41 @@ def fingerprint() -> Iterator[Callable[[Path], dict[str, str]]]:
 END_TO_END_FIXTURES = frozenset({"sample", "make_repo", "pytester", "project_venv", "honest_run"})
 
 
+# Module- and session-scoped fixtures that run the gate (or build a virtualenv):
+# the tests that share one go first, so that under pytest-xdist they all stay on
+# the worker that starts them (work stealing takes tests from the end of a
+# worker's queue) and the fixture is built once, not once per worker.
+SHARED_FIXTURES = frozenset({"honest_run", "honest", "cold", "known_bad_run", "project_venv"})
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if END_TO_END_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
-    # End-to-end tests first (a stable sort: each module's tests stay in their
-    # order): under pytest-xdist the last tests handed out are then the short
+
+    def order(item: pytest.Item) -> int:
+        if SHARED_FIXTURES & set(getattr(item, "fixturenames", ())):
+            return 0
+        return 1 if item.get_closest_marker("slow") else 2
+
+    # Then the other end-to-end tests (a stable sort: each module's tests stay in
+    # their order): under pytest-xdist the last tests handed out are then the short
     # unit tests, and no worker idles while another finishes a long gate run.
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    items.sort(key=order)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Work stealing instead of xdist's default `load` schedule (only that one).
+
+    `load` hands each worker a fixed first chunk (a quarter of its share) that no
+    other worker can take: with the end-to-end tests first, one worker was left
+    with a hundred gate runs while the other had run out of tests (about a third
+    of the suite's wall time on two cores). Under `worksteal` an idle worker takes
+    half of the busiest one's queue, from its end, so the long tests still start
+    first and every worker stays busy until the last test."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import WorkStealingScheduling
+
+    return WorkStealingScheduling(config, log)

@@ -182,3 +182,27 @@ def test_help(capsys, argv):
         main(argv)
     assert exc.value.code == 0
     assert "usage: andgate lock" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("approved", [False, True])
+def test_head_fixture_bytes_against_the_lock_are_a_lock_mismatch(tmp_path, approved):
+    """What `check` decides for fixture bytes changed without the lock (git only,
+    no pytest process): base's lock, or head's when an owner approved, judges
+    head's bytes."""
+    from andgate.git import Git
+    from andgate.locks import lock_facts
+    from andgate.manifest import parse_manifest
+    from andgate.sample import AGENT
+    from andgate.verdict import lock_findings
+    from harness import MANIFEST as MANIFEST_TEXT
+    from harness import build_test_sample
+
+    repo, base = build_test_sample(tmp_path / "sample")
+    repo.edit("tests/oracles/fixtures/cases.json", "[5, 0, 10, 5]", "[6, 0, 10, 6]")
+    head = repo.commit("agent change", who=AGENT)
+    manifest = parse_manifest(MANIFEST_TEXT, MANIFEST)
+    facts = lock_facts(Git(repo.path), base, head, manifest, approved=approved)
+    assert [(f.code.value, f.detail) for f in lock_findings(facts)] == [
+        ("LOCK_MISMATCH", "tests/oracles/fixtures/cases.json: sha256 differs from the lock")
+    ]
+    assert lock_findings(lock_facts(Git(repo.path), base, base, manifest, approved=approved)) == []

@@ -134,22 +134,19 @@ def test_combine_over_n_shards_is_one_check(honest, count):
 
 
 def test_combine_blocks_as_one_check_blocks(sample, split_classes):
-    head = sample.change(weakened_oracle)
-    expected = single(sample, head)
-    assert expected["verdict"] == "block"
-    got = combine(sample, shard_all(sample, head, 3))
-    assert essence(got) == essence(expected)
+    """An agent-weakened oracle and a failing agent test in one change: the
+    oracle authorship and the untrusted class both block, alike."""
 
-
-def test_an_agent_change_with_failing_tests_blocks_alike(sample, split_classes):
     def failing(repo):
-        honest_fix(repo)
+        weakened_oracle(repo)
         repo.write({"tests/test_extra.py": "def test_one():\n    assert 1 == 2\n"})
 
     head = sample.change(failing)
     expected = single(sample, head)
+    assert expected["verdict"] == "block"
     got = combine(sample, shard_all(sample, head, 3))
-    assert "UNTRUSTED_FAILED" in [r["code"] for r in got["reasons"]]
+    codes = [r["code"] for r in got["reasons"]]
+    assert {"ORACLE_AUTHORSHIP", "UNTRUSTED_FAILED"} <= set(codes), codes
     assert essence(got) == essence(expected)
 
 

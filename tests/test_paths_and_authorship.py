@@ -180,3 +180,38 @@ def test_a_lock_file_inside_fixtures_dir_is_refused():
     text = text.replace("fixtures_dir: tests/oracles/fixtures", "fixtures_dir: f")
     with pytest.raises(ManifestError, match=r"lock_file 'f/locks\.sha256' is inside fixtures_dir"):
         parse_manifest(text, "m.yaml")
+
+
+# -- rows of tests/test_check.py decided here, without a gate run --------------------------
+
+
+def _findings(base: dict[str, bytes], head: dict[str, bytes]) -> list[tuple[str, str]]:
+    """The authorship findings of base -> head (every path modified or added)."""
+    changes = [change("M" if p in base else "A", p, p) for p in head]
+    facts = sort_changes(
+        changes,
+        M,
+        is_oracle_file=lambda p: False,
+        config_differs=config_changes(changes, base.get, head.get),
+        approved_by=(),
+    )
+    return [(f.code.value, f.detail) for f in authorship_findings(facts)]
+
+
+def test_pyproject_counts_only_through_pytest_and_andgate_tables():
+    base = {"pyproject.toml": b'[project]\nname = "minilib"\nversion = "1"\n'}
+    bumped = {"pyproject.toml": b'[project]\nname = "minilib"\nversion = "2"\n'}
+    addopts = {
+        "pyproject.toml": base["pyproject.toml"]
+        + b'\n[tool.pytest.ini_options]\naddopts = "-k not chunk"\n'
+    }
+    assert _findings(base, bumped) == []
+    [(code, detail)] = _findings(base, addopts)
+    assert code == "TRUST_ROOT_CHANGED"
+    assert detail.startswith("pyproject.toml changed without owner approval")
+
+
+def test_a_conftest_alone_is_a_trust_root_change():
+    [(code, detail)] = _findings({}, {"tests/conftest.py": b"# harmless?\n"})
+    assert code == "TRUST_ROOT_CHANGED"
+    assert detail.startswith("tests/conftest.py changed")

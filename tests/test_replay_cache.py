@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -11,12 +14,26 @@ import andgate.replay
 from andgate.check import CheckOptions, run_check
 from andgate.records import Outcome
 from andgate.sample import AGENT
+from conftest import GateRun, Sample, isolated
+from harness import build_test_sample
 from stories import honest_fix, weakened_oracle
 
+pytestmark = pytest.mark.slow
 
-@pytest.fixture
-def spy(monkeypatch):
+
+class SpiedRequests(list):
     """Every replay pytest request, in order (each one's result in `.results`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.results: list = []
+
+    def clear(self) -> None:
+        super().clear()
+        self.results.clear()
+
+
+def spy_on(monkeypatch) -> SpiedRequests:
     requests = SpiedRequests()
     real = andgate.replay.run_pytest
 
@@ -30,38 +47,60 @@ def spy(monkeypatch):
     return requests
 
 
-class SpiedRequests(list):
-    def __init__(self) -> None:
-        super().__init__()
-        self.results: list = []
-
-    def clear(self) -> None:
-        super().clear()
-        self.results.clear()
+@pytest.fixture
+def spy(monkeypatch):
+    return spy_on(monkeypatch)
 
 
 def killer_files(cache_dir):
     return sorted((cache_dir / "killers").glob("*.json"))
 
 
-def test_second_replay_runs_only_the_remembered_killer(sample, spy, tmp_path):
+@dataclass
+class Cold:
+    """The honest fix gated once on an empty cache: what the replays asked for,
+    the cache it left and the verdict (read only; copy the cache to change it)."""
+
+    sample: Sample
+    head: str
+    cache: Path
+    requests: list
+    run: GateRun
+
+
+@pytest.fixture(scope="module")
+def cold(tmp_path_factory) -> Cold:
+    tmp = tmp_path_factory.mktemp("cold")
+    with isolated(tmp_path_factory), pytest.MonkeyPatch.context() as monkeypatch:
+        repo, base = build_test_sample(tmp / "sample")
+        sample = Sample(repo, base, tmp)
+        head = sample.change(honest_fix)
+        requests = spy_on(monkeypatch)
+        run = sample.gate(head, cache_dir=tmp / "cache")
+        return Cold(sample, head, tmp / "cache", list(requests), run)
+
+
+def warm_cache(cold: Cold, tmp_path) -> Path:
     cache = tmp_path / "cache"
-    head = sample.change(honest_fix)
-    cold = sample.gate(head, cache_dir=cache)
-    assert [r.only_ids for r in spy] == [None, None]
+    shutil.copytree(cold.cache, cache)
+    return cache
+
+
+def test_second_replay_runs_only_the_remembered_killer(cold, spy, tmp_path):
+    assert [r.only_ids for r in cold.requests] == [None, None]
+    cache = warm_cache(cold, tmp_path)
     entries = {json.loads(p.read_text())["killers"][0] for p in killer_files(cache)}
     assert entries == {
         "tests/oracles/test_text_oracle.py::test_chunk_keeps_short_tail",
         "tests/oracles/test_math_oracle.py::test_clamp_cases[-1-0-10-0]",
     }
-    spy.clear()
-    warm = sample.gate(head, cache_dir=cache)
+    warm = cold.sample.gate(cold.head, cache_dir=cache, artifacts=tmp_path / "artifacts")
     assert sorted(r.only_ids for r in spy) == sorted((k,) for k in entries)
     assert sorted(r.allow_files for r in spy) == [
         ("tests/oracles/test_math_oracle.py",),
         ("tests/oracles/test_text_oracle.py",),
     ]
-    assert warm.payload["reasons"] == cold.payload["reasons"] == []
+    assert warm.payload["reasons"] == cold.run.payload["reasons"] == []
     assert warm.artifact("known_bad.json")["fixtures"][0]["failed_oracle_items"] == [
         "tests/oracles/test_text_oracle.py::test_chunk_keeps_short_tail"
     ]
@@ -86,16 +125,15 @@ def test_second_replay_runs_only_the_remembered_killer(sample, spy, tmp_path):
         json.dumps({"schema": "andgate.killers/1", "killers": [7, None]}),
     ],
 )
-def test_a_poisoned_cache_never_changes_the_verdict(sample, spy, tmp_path, poison):
+def test_a_poisoned_cache_never_changes_the_verdict(cold, spy, tmp_path, poison):
     """Killers that do not fail (a passing oracle, a non-oracle, garbage) cost a
     fallback run of the whole class; the fixtures still bite."""
-    cache = tmp_path / "cache"
-    head = sample.change(honest_fix)
-    sample.gate(head, cache_dir=cache)
-    for entry in killer_files(cache):
+    cache = warm_cache(cold, tmp_path)
+    entries = killer_files(cache)
+    assert len(entries) == 2
+    for entry in entries:
         entry.write_text(poison)
-    spy.clear()
-    run = sample.gate(head, cache_dir=cache)
+    run = cold.sample.gate(cold.head, cache_dir=cache, artifacts=tmp_path / "artifacts")
     assert run.decision == "allow", run.payload["reasons"]
     assert [f["bites"] for f in run.artifact("known_bad.json")["fixtures"]] == [True, True]
     assert [r.only_ids for r in spy if "killers" not in r.label] == [None, None]
@@ -106,9 +144,9 @@ def test_a_poisoned_cache_never_changes_the_verdict(sample, spy, tmp_path, poiso
     ]
 
 
-def test_cached_parallel_replay_decides_like_serial_cold_replay(sample, tmp_path):
-    """Issue 4's acceptance: same verdict.json bits and reasons either way."""
-    changes = [
+@pytest.mark.parametrize(
+    ("apply", "approvals"),
+    [
         (honest_fix, ()),
         (weakened_oracle, ("alice",)),
         (
@@ -117,15 +155,22 @@ def test_cached_parallel_replay_decides_like_serial_cold_replay(sample, tmp_path
             ),
             (),
         ),
-    ]
-    cache = tmp_path / "cache"
-    for apply, approvals in changes:
-        head = sample.change(apply)
-        cold = sample.gate(head, jobs=1, cache_dir=None, approved_by=approvals)
-        sample.gate(head, jobs=2, cache_dir=cache, approved_by=approvals)  # warm the cache
-        warm = sample.gate(head, jobs=2, cache_dir=cache, approved_by=approvals)
-        for key in ("verdict", "reasons", "bits", "counts"):
-            assert warm.payload[key] == cold.payload[key], key
+    ],
+    ids=["honest", "weakened-oracle", "stale-fixture"],
+)
+def test_cached_parallel_replay_decides_like_serial_cold_replay(sample, spy, apply, approvals):
+    """Issue 4's acceptance: same verdict.json bits and reasons either way. The
+    serial run starts on an empty cache (cold) and fills it for the parallel one."""
+    cache = sample.tmp / "cache"
+    head = sample.change(apply)
+    cold = sample.gate(head, jobs=1, cache_dir=cache, approved_by=approvals)
+    assert spy and all(r.only_ids is None for r in spy)  # nothing was remembered yet
+    assert killer_files(cache)
+    spy.clear()
+    warm = sample.gate(head, jobs=2, cache_dir=cache, approved_by=approvals)
+    assert any(r.only_ids for r in spy)  # remembered killers ran first
+    for key in ("verdict", "reasons", "bits", "counts"):
+        assert warm.payload[key] == cold.payload[key], key
 
 
 # -- cold replays: likely killers first (issue 14) ------------------------------------
