@@ -126,8 +126,8 @@ def _stages(request: RunRequest, first: tuple[str, ...]) -> list[RunRequest]:
     if not first or not rest:
         return [replace(request, first_files=first)]
     return [
-        replace(request, label=f"{request.label} likely", allow_files=first, first_files=first),
-        replace(request, label=f"{request.label} rest", allow_files=rest),
+        replace(request, label=f"{request.label} part 1/2", allow_files=first, first_files=first),
+        replace(request, label=f"{request.label} part 2/2", allow_files=rest),
     ]
 
 
