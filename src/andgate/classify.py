@@ -20,9 +20,10 @@ INVARIANT_LINE = re.compile(r"^\s*#\s*INVARIANT:\s*(?P<text>.*?)\s*$")
 BULLET_LINE = re.compile(r"^\s*-\s+(?P<text>.*?)\s*$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ItemFacts:
-    """What pytest collection tells us about one item."""
+    """What pytest collection tells us about one item (slotted: a check holds
+    several per collected item)."""
 
     nodeid: str
     path: str

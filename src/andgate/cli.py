@@ -32,7 +32,7 @@ from andgate.exitcodes import (
     ReplayExit,
 )
 from andgate.manifest import DEFAULT_MANIFEST
-from andgate.run import DEFAULT_TIMEOUT
+from andgate.run import DEFAULT_TIMEOUT, fix_mmap_threshold
 
 
 def _date(text: str) -> dt.date:
@@ -699,6 +699,7 @@ def _tolerant_streams() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _tolerant_streams()
+    fix_mmap_threshold()  # large freed buffers go back to the system (glibc)
     args = build_parser().parse_args(argv)
     # SIGTERM (CI cancelling a job) and SIGHUP (a closed terminal) clean up like Ctrl-C.
     caught = (signal.SIGTERM, signal.SIGHUP)

@@ -18,7 +18,7 @@ from andgate.run import RunResult
 COUNT_KEYS = tuple(c.value for c in TrustClass)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Record:
     facts: ItemFacts
     cls: str

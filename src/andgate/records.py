@@ -171,7 +171,7 @@ class LockFacts:
     problems: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ItemResult:
     nodeid: str
     outcome: Outcome
