@@ -95,10 +95,7 @@ def test_the_production_scan_allow_list_is_read_from_base(sample):
 
 
 def test_no_known_bad_fixture_is_no_known_bad(sample):
-    sample.repo.delete(
-        "tests/oracles/known_bad/kb_chunk_drops_tail.patch",
-        "tests/oracles/known_bad/kb_clamp_ignores_lo.patch",
-    )
+    sample.repo.delete("tests/oracles/known_bad/kb_chunk_drops_tail.patch")  # its only one
     sample.base = sample.repo.commit("drop fixtures")
     config = before_tests(sample, sample.change(honest_fix)).config
     assert config.known_bad == ()
