@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from andgate.check import CheckOptions, run_check
-from andgate.sample import AGENT, SAMPLE_TODAY, SampleRepo, init_repo
+from andgate.sample import AGENT, KNOWN_BAD, SAMPLE_TODAY, SampleRepo, init_repo
 from andgate.verdict import Verdict
-from harness import build_test_sample
+from harness import ONE_KNOWN_BAD, build_test_sample
 
 # The sample project's files are data for the tests, not tests of andgate.
 collect_ignore = ["resources"]
@@ -123,8 +123,13 @@ class Sample:
 
 
 @pytest.fixture
-def sample(tmp_path: Path) -> Sample:
-    repo, base = build_test_sample(tmp_path / "sample")
+def sample(tmp_path: Path, request: pytest.FixtureRequest) -> Sample:
+    """The sample with one known-bad fixture (one replay process less per check);
+    tests marked `both_known_bad` get both, as `andgate demo`'s sample has."""
+    both = request.node.get_closest_marker("both_known_bad") is not None
+    repo, base = build_test_sample(
+        tmp_path / "sample", known_bad=KNOWN_BAD if both else ONE_KNOWN_BAD
+    )
     return Sample(repo, base, tmp_path)
 
 
@@ -182,6 +187,12 @@ END_TO_END_FIXTURES = frozenset({"sample", "make_repo", "pytester", "project_ven
 # the worker that starts them (work stealing takes tests from the end of a
 # worker's queue) and the fixture is built once, not once per worker.
 SHARED_FIXTURES = frozenset({"honest_run", "honest", "cold", "known_bad_run", "project_venv"})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "both_known_bad: the `sample` fixture with both known-bad fixtures"
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

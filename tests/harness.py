@@ -7,10 +7,10 @@ with a full trust overlay. It is deliberately not the demo's (package data in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
-from andgate.sample import SampleRepo, build_sample, load_tree
+from andgate.sample import KNOWN_BAD, SampleRepo, init_repo, load_tree, lock_text
 
 RESOURCES = Path(__file__).parent / "resources"
 BASE_FILES: dict[str, str] = load_tree(RESOURCES / "minilib")
@@ -22,6 +22,23 @@ INVARIANT = (
 )
 
 
-def build_test_sample(path: Path, files: Mapping[str, str] | None = None) -> tuple[SampleRepo, str]:
-    """The tests' sample project as a repository (upstream, then the trust overlay)."""
-    return build_sample(path, BASE_FILES if files is None else files)
+# The known-bad fixture of the one-fixture sample (the `sample` fixture's default):
+# weakened_oracle (stories.py) neutralizes it.
+ONE_KNOWN_BAD = ("kb_chunk_drops_tail",)
+
+
+def build_test_sample(
+    path: Path, files: Mapping[str, str] | None = None, known_bad: Collection[str] = KNOWN_BAD
+) -> tuple[SampleRepo, str]:
+    """The tests' sample project as a repository: an upstream commit, then the trust
+    overlay with the known-bad fixtures named (`andgate.sample.build_sample`, with
+    a choice of fixtures)."""
+    files = BASE_FILES if files is None else files
+    repo = init_repo(path)
+    repo.write({k: v for k, v in files.items() if k.startswith("minilib/") or k == ".gitignore"})
+    repo.commit("minilib upstream")
+    patches = {name: repo.diff_of([KNOWN_BAD[name]]) for name in known_bad}
+    repo.write(dict(files))
+    repo.write({f"tests/oracles/known_bad/{name}.patch": p for name, p in patches.items()})
+    repo.write({"tests/oracles/locks.sha256": lock_text(path / "tests/oracles/fixtures")})
+    return repo, repo.commit("trust overlay (owner: alice)")

@@ -155,24 +155,12 @@ def test_owner_approval_lifts_authorship_but_not_neutralization(sample):
     assert approved.payload["bits"]["known_bad_ok"] is False
 
 
-def test_manifest_edits_and_a_non_owners_approval_are_ignored_and_said(sample):
-    """Head's manifest is never read (version 2 would be MANIFEST_INVALID), and
-    mallory's approval does not lift the trust-root change."""
-
-    def edit(repo: SampleRepo) -> None:
-        repo.edit("tests/trust_manifest.yaml", "max_freeze_days: 28", "max_freeze_days: 90")
-        repo.edit("tests/trust_manifest.yaml", "version: 1", "version: 2")
-
-    run = sample.gate(sample.change(edit), approved_by=("mallory",))
-    assert run.codes == ["TRUST_ROOT_CHANGED"]
-    assert run.details("TRUST_ROOT_CHANGED")[0].startswith("tests/trust_manifest.yaml changed")
-    assert [w["code"] for w in run.payload["warnings"]] == ["APPROVAL_IGNORED"]
-
-
 # Decided without a pytest process, so tested there: a conftest.py alone and
 # pyproject.toml's tables (tests/test_paths_and_authorship.py), fixture bytes
-# against the lock (tests/test_cmd_lock.py). The same reasons end to end:
-# tests/test_gaming.py's conftest, pyproject and lock rows.
+# against the lock (tests/test_cmd_lock.py), a manifest edit with a non-owner's
+# approval, fail_closed_untrusted off and no known-bad fixture
+# (tests/test_gate_before_tests.py). The conftest, pyproject and lock reasons end
+# to end: tests/test_gaming.py's rows.
 
 
 def test_property_failure(sample):
@@ -246,21 +234,6 @@ def test_untrusted_failure_blocks_without_blaming_oracles(sample, jobs):
     )
 
 
-def test_untrusted_failure_is_a_warning_when_not_fail_closed(sample):
-    sample.repo.edit(
-        "tests/trust_manifest.yaml", "fail_closed_untrusted: true", "fail_closed_untrusted: false"
-    )
-    sample.base = sample.repo.commit("relax")
-    head = sample.change(
-        lambda r: r.write(
-            {"tests/test_agent.py": ("def test_wrong_belief():\n    assert 1 + 1 == 3\n")}
-        )
-    )
-    run = sample.gate(head)
-    assert run.decision == "allow"
-    assert [w["code"] for w in run.payload["warnings"]] == ["UNTRUSTED_FAILED"]
-
-
 def test_collection_error_blocks(sample):
     head = sample.change(lambda r: r.write({"tests/test_broken.py": "import nonexistent_mod\n"}))
     run = sample.gate(head)
@@ -289,6 +262,7 @@ def test_parametrisation_read_from_production_code_is_pinned_by_base(sample):
     ]
 
 
+@pytest.mark.both_known_bad
 def test_known_bad_stale_when_fixture_no_longer_applies(sample):
     head = sample.change(
         lambda r: r.edit(
@@ -300,27 +274,13 @@ def test_known_bad_stale_when_fixture_no_longer_applies(sample):
     assert run.details("KNOWN_BAD_STALE")[0].startswith("kb_clamp_ignores_lo does not apply")
 
 
-def test_no_known_bad_when_there_is_no_fixture(sample):
-    sample.repo.delete(
-        "tests/oracles/known_bad/kb_chunk_drops_tail.patch",
-        "tests/oracles/known_bad/kb_clamp_ignores_lo.patch",
-    )
-    sample.base = sample.repo.commit("drop fixtures")
-    run = sample.gate(sample.change(honest_fix))
-    assert run.codes == ["NO_KNOWN_BAD"]
-    assert run.payload["bits"]["known_bad_ok"] is False
-
-
 def test_known_bad_not_required_skips_replay(sample):
     sample.repo.edit(
         "tests/trust_manifest.yaml",
         "oracle_must_fail_known_bad: true",
         "oracle_must_fail_known_bad: false",
     )
-    sample.repo.delete(
-        "tests/oracles/known_bad/kb_chunk_drops_tail.patch",
-        "tests/oracles/known_bad/kb_clamp_ignores_lo.patch",
-    )
+    sample.repo.delete("tests/oracles/known_bad/kb_chunk_drops_tail.patch")  # its only one
     sample.base = sample.repo.commit("no replay")
     run = sample.gate(sample.change(honest_fix))
     assert run.decision == "allow"

@@ -15,6 +15,8 @@ from andgate.commands.replay_known_bad import run_replay_known_bad
 MANIFEST = "tests/trust_manifest.yaml"
 KNOWN_BAD = "tests/oracles/known_bad"
 
+pytestmark = pytest.mark.both_known_bad  # replays every fixture of the sample
+
 
 def replay(sample) -> int:
     return run_replay_known_bad(sample.path, manifest=MANIFEST, jobs=2)

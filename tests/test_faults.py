@@ -103,7 +103,7 @@ def test_hanging_property_and_known_bad_fixture_time_out_by_name(sample):
     assert "the property pytest process ran past the 3s timeout" in details
     assert (
         # Part 1/2: the likely killers' files (those importing minilib.mathx) run first.
-        "known-bad kb_mean_hangs: the known-bad 2 part 1/2 pytest process ran past the 3s "
+        "known-bad kb_mean_hangs: the known-bad 1 part 1/2 pytest process ran past the 3s "
         "timeout" in details
     )
     assert run.payload["bits"]["oracle_ok"] is True

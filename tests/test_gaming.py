@@ -77,7 +77,9 @@ def test_skipping_oracles_from_production_code_is_missing_on_head(sample):
 
     run = sample.gate(sample.change(cheat))
     assert f"{MEAN} missing on head" in run.details("ORACLE_FAILED")
-    assert len(run.details("ORACLE_NEUTRALIZED")) == 2
+    assert run.details("ORACLE_NEUTRALIZED") == [
+        "kb_chunk_drops_tail left every oracle item passing"
+    ]
     assert "ORACLE_AUTHORSHIP" not in run.codes
 
 
@@ -254,6 +256,7 @@ def test_agent_freeze_entry_for_its_failing_test_is_ignored(sample):
     assert item["class"] == "untrusted"
 
 
+@pytest.mark.both_known_bad
 @pytest.mark.parametrize("how", ["deleted", "replaced"])
 def test_known_bad_fixture_deleted_or_replaced_by_the_agent_is_still_replayed(sample, how):
     """The agent's rewrite of clamp makes kb_clamp_ignores_lo stale; hiding

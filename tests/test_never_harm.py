@@ -462,6 +462,7 @@ def projects_artifacts(repo: SampleRepo) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.both_known_bad
 def test_a_projects_own_artifacts_folder_and_a_poisoned_killer_cache(sample):
     """Two checks of one head: the second replaces only what the first one wrote
     in the project's own artifacts folder, and the killer cache the first one

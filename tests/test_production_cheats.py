@@ -30,24 +30,8 @@ def test_code_that_detects_the_harness_is_production_suspicious(sample):
     assert any(d.startswith("minilib/mathx.py:") and "harness_reference" in d for d in details)
 
 
-def test_an_owners_approval_lifts_production_suspicious(sample):
-    run = sample.gate(sample.change(_cheat), approved_by=("alice",))
-    assert "PRODUCTION_SUSPICIOUS" not in run.codes
-
-
-def test_the_allow_list_is_read_from_base(tmp_path):
-    from conftest import Sample
-    from harness import build_test_sample
-
-    manifest = BASE_FILES["tests/trust_manifest.yaml"] + (
-        'production_scan:\n  allow:\n    "minilib/mathx.py": [harness_reference]\n'
-    )
-    repo, base = build_test_sample(
-        tmp_path / "s", {**BASE_FILES, "tests/trust_manifest.yaml": manifest}
-    )
-    sample = Sample(repo, base, tmp_path)
-    run = sample.gate(sample.change(_cheat))
-    assert "PRODUCTION_SUSPICIOUS" not in run.codes
+# An owner's approval lifting it: tests/test_unit_verdict.py; the allow-list read
+# from base: tests/test_gate_before_tests.py (neither needs a pytest process).
 
 
 IMPLICIT = {

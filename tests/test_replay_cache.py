@@ -18,7 +18,7 @@ from conftest import GateRun, Sample, isolated
 from harness import build_test_sample
 from stories import honest_fix, weakened_oracle
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.both_known_bad]
 
 
 class SpiedRequests(list):
