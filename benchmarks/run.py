@@ -192,7 +192,7 @@ def session_wrap(spec, run):
     return timed_session
 
 patch("andgate.git:Git.run", git_wrap)
-patch("andgate.run:_run_in_own_session", session_wrap)
+patch("andgate.run:_run_session", session_wrap)  # Popen and fork-server runs alike
 for spec in @SECTIONS@:
     patch(spec, timed)
 T_IMPORT = time.time()
@@ -1024,7 +1024,7 @@ def pytest_sessionfinish(session):
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
     _T["end"] = time.time()
-    with open(os.environ["ANDGATE_BENCH_PROBE"], "a") as fh:
+    with open(os.environ["BENCH_PROBE_LOG"], "a") as fh:
         fh.write(json.dumps(_T) + "\\n")
 '''
 
@@ -1061,7 +1061,7 @@ def profile(ws: Workspace, k: int, jobs: int, mode: str) -> dict[str, Any]:
     env = {
         "PYTHONPATH": os.pathsep.join(filter(None, [str(probe_dir), os.environ.get("PYTHONPATH")])),
         "PYTEST_ADDOPTS": "-p andgate_bench_probe",
-        "ANDGATE_BENCH_PROBE": str(probe_log),
+        "BENCH_PROBE_LOG": str(probe_log),  # andgate scrubs ANDGATE_* from test processes
     }
     out: dict[str, Any] = {"config": config_name(k, jobs, mode)}
     for variant, extra in (("default", ()), ("--no-discrimination", ("--no-discrimination",))):
