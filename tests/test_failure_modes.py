@@ -938,6 +938,7 @@ def test_base_equal_to_head(tiny, gate):
     blocked(
         run, "GATE_ERROR", "is the same commit as --head: nothing to gate", "pass the branch point"
     )
+    assert run.payload["base"] == run.payload["head"] == base  # both named in the verdict
 
 
 def test_base_omitted_without_upstream(tiny, gate):

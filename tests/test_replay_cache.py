@@ -262,3 +262,35 @@ def test_a_cold_replay_whose_likely_killers_all_pass_runs_the_other_files_next(
     assert {first.outcome(n) for n in first.reports} == {Outcome.PASSED}
     assert len(first.reports) == 10
     assert second.outcome(f"tests/oracles/test_m{WIDE}.py::test_shift{WIDE}[0]") is Outcome.FAILED
+
+
+def test_likely_files_that_only_fail_to_collect_alone_prove_nothing(
+    make_repo, spy, tmp_path, monkeypatch
+):
+    """test_m2 imports a module test_m1 registers when it is collected: alone, it
+    cannot be collected, with or without the fixture. That is no bite: the whole
+    class runs, and a fixture no oracle catches still survives (and blocks)."""
+    repo, base, head = wide_project(make_repo)
+    repo.run("checkout", "-q", "--detach", base)
+    registry = (
+        "import sys\nimport types\n\nsys.modules['oracle_registry'] = types.ModuleType('r')\n"
+    )
+    repo.write(
+        {
+            "tests/oracles/test_m1.py": registry
+            + (repo.path / "tests/oracles/test_m1.py").read_text(),
+            "tests/oracles/test_m2.py": "import oracle_registry  # noqa: F401\n"
+            + (repo.path / "tests/oracles/test_m2.py").read_text(),
+            # A fixture that breaks nothing any oracle checks.
+            "tests/oracles/known_bad/last_subtracts.patch": repo.diff_of(
+                [("pkg/m1.py", "def shift1(x):", "def shift1(x):  # harmless")]
+            ),
+        }
+    )
+    base = repo.commit("oracles share a registry; a harmless fixture (owner: alice)")
+    repo.write({"pkg/extra.py": "EXTRA = 1\n"})
+    head = repo.commit("agent change", who=AGENT)
+    monkeypatch.setattr(andgate.replay, "first_files", lambda *args: ("tests/oracles/test_m2.py",))
+    verdict = wide_gate(repo, base, head, tmp_path / "registry")
+    assert [r.label.rsplit(" ", 1)[-1] for r in spy] == ["1/2", "whole"]
+    assert [r["code"] for r in verdict["reasons"]] == ["ORACLE_NEUTRALIZED"], verdict["reasons"]

@@ -35,7 +35,7 @@ from andgate.phases.property import run_property_phase
 from andgate.phases.untrusted import run_untrusted_phase
 from andgate.plan import make_plan
 from andgate.records import Finding, Warning_
-from andgate.refs import gated_base, uncommitted_warning
+from andgate.refs import refuse_empty_range, resolve_base, uncommitted_warning
 from andgate.report import Artifacts, claim_artifacts_for, write_artifacts
 from andgate.run import RunEnvironment, fork_server_session
 from andgate.seeds import default_hypothesis_seed
@@ -114,7 +114,8 @@ def _gate(opts: CheckOptions, state: CheckState) -> None:
 def _commits(git: Git, opts: CheckOptions, state: CheckState) -> tuple[str, str]:
     state.repo = git.repo
     state.head = head = git.resolve(opts.head, what="--head")
-    state.base = base = gated_base(git, opts.base, opts.head, head)
+    state.base = base = resolve_base(git, opts.base, opts.head)
+    refuse_empty_range(opts.base, base, head)
     if (warning := uncommitted_warning(git, head)) is not None:
         state.warnings.append(warning)
     if opts.combine is not None:  # what the shards recorded beside their units' results

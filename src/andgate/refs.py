@@ -31,15 +31,13 @@ def resolve_base(git: Git, base: str | None, head: str) -> str:
     raise AndgateError(f"--base: {upstream} and {head} share no history; pass --base REF")
 
 
-def gated_base(git: Git, base: str | None, head: str, head_commit: str) -> str:
-    """`resolve_base`, refusing a range with nothing in it."""
-    base_commit = resolve_base(git, base, head)
-    if base_commit == head_commit:
+def refuse_empty_range(base_ref: str | None, base: str, head: str) -> None:
+    """A range with nothing in it is a user error, not an allow."""
+    if base == head:
         raise AndgateError(
-            f"--base {base or base_commit[:12]} is the same commit as --head: nothing "
+            f"--base {base_ref or base[:12]} is the same commit as --head: nothing "
             "to gate; pass the branch point, e.g. --base origin/main"
         )
-    return base_commit
 
 
 def uncommitted_warning(git: Git, head: str) -> Finding | None:

@@ -12,7 +12,9 @@ module the fixture patches, or import its package and name a function, class or
 module-level name the hunks touch. Those files run first, alone, in a pytest
 process that collects only them; the other files run in a second one only if
 none of the first failed: on a cold cache a killer in the last oracle file is
-found after a few items, without collecting the rest of the class.
+found after a few items, without collecting the rest of the class. A first run
+that fails only to collect proves nothing (a file may need what another oracle
+file sets up): the whole class then runs in one process, as without the guess.
 
 Killer first: the oracle items that failed under a fixture last time (the
 killer cache) run alone first, collecting only their files. If one fails, that
@@ -39,6 +41,7 @@ from andgate.worktree import WorktreePool
 
 # An attempt that failed and passed on rerun noticed the bug too.
 BITES = {Outcome.FAILED, Outcome.ERROR, Outcome.RERUN_PASSED}
+COLLECTION_ERROR = "collection error in "  # how a replay's collection error is listed
 DIFF_HEADER = re.compile(rb"^diff --git a/.* b/(?P<path>.*)$")
 # A symbolic link (mode 120000) created, re-targeted or re-moded by the patch.
 SYMLINK_LINE = re.compile(rb"^(?:new file mode|new mode) 120000\s*$|^index \S+ 120000\s*$")
@@ -106,29 +109,46 @@ def replay_fixture(
         facts = None
         if killers:
             facts = _run(fixture, _killers_only(request, killers), worktree.path, scratch, timeout)
-        for stage in _stages(request, first):
-            if facts is not None and (facts.error or facts.failed):
-                break
-            facts = _run(fixture, stage, worktree.path, scratch, timeout, spent=facts)
-    assert facts is not None  # _stages always yields a run
+        if facts is None or (not facts.error and not facts.failed):
+            facts = _cold(fixture, request, first, worktree.path, scratch, timeout, spent=facts)
     if facts.failed and not facts.error:
         cache.put(fixture.patch, oracle_digest, [f for f in facts.failed if "::" in f])
     return facts
 
 
-def _stages(request: RunRequest, first: tuple[str, ...]) -> list[RunRequest]:
+def _cold(
+    fixture: KnownBad,
+    request: RunRequest,
+    first: tuple[str, ...],
+    worktree: Path,
+    scratch: Path,
+    timeout: float,
+    spent: ReplayFacts | None,
+) -> ReplayFacts:
     """The class in two runs, the likely killers' files alone first: a fixture that
     one of them catches never pays for collecting the other files (on a real suite,
     one parametrised file can hold most of the items). The rest runs only if none of
     them failed. With no likely killer, or only likely ones, one run."""
-    allowed = request.allow_files or ()
-    rest = tuple(p for p in allowed if p not in frozenset(first))
+    rest = tuple(p for p in request.allow_files or () if p not in frozenset(first))
     if not first or not rest:
-        return [replace(request, first_files=first)]
-    return [
-        replace(request, label=f"{request.label} part 1/2", allow_files=first, first_files=first),
-        replace(request, label=f"{request.label} part 2/2", allow_files=rest),
-    ]
+        return _run(fixture, replace(request, first_files=first), worktree, scratch, timeout, spent)
+    likely = replace(
+        request, label=f"{request.label} part 1/2", allow_files=first, first_files=first
+    )
+    facts = _run(fixture, likely, worktree, scratch, timeout, spent)
+    if facts.error or (facts.failed and not _only_collection_errors(facts)):
+        return facts
+    if facts.failed:
+        # Collected alone, a likely file may miss what another oracle file sets up
+        # (a registration, an import path): that is no proof; the whole class decides.
+        whole = replace(request, label=f"{request.label} whole", first_files=first)
+        return _run(fixture, whole, worktree, scratch, timeout, spent=facts)
+    others = replace(request, label=f"{request.label} part 2/2", allow_files=rest)
+    return _run(fixture, others, worktree, scratch, timeout, spent=facts)
+
+
+def _only_collection_errors(facts: ReplayFacts) -> bool:
+    return all(f.startswith(COLLECTION_ERROR) for f in facts.failed)
 
 
 def _killers_only(request: RunRequest, killers: tuple[str, ...]) -> RunRequest:
@@ -153,7 +173,7 @@ def _run(
     failed = [
         i.facts.nodeid for i in result.selected("oracle") if result.outcome(i.facts.nodeid) in BITES
     ]
-    failed += [f"collection error in {nodeid}" for nodeid, _ in result.collection_errors]
+    failed += [f"{COLLECTION_ERROR}{nodeid}" for nodeid, _ in result.collection_errors]
     return ReplayFacts(fixture.name, applied=True, failed=tuple(failed), seconds=seconds)
 
 

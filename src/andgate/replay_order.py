@@ -3,10 +3,11 @@
 A cold replay (no killer cache) runs the oracle class with `-x` until the first
 failing item; in collection order, a killer in the last file costs a run of
 almost the whole class. This module reads the fixture and the replay's worktree
-(after `git apply`) and names the oracle files to run first; the plugin moves
-their items to the front, in collection order, then the rest (`first_files`
-in the run spec). An oracle file goes first when its source, read with `ast`
-(never imported):
+(after `git apply`) and names the oracle files to run first: `replay.py` runs
+them alone, in a process that collects only them, and the rest in a second
+process only if none of them failed (the plugin also puts `first_files` of the
+run spec first, for a single-process run). An oracle file goes first when its
+source, read with `ast` (never imported):
 
 - imports a module the fixture patches (`import pkg.mod`, `from pkg import mod`,
   `from pkg.mod import x`; a patched `pkg/__init__.py` is module `pkg`, so
@@ -17,8 +18,8 @@ in the run spec). An oracle file goes first when its source, read with `ast`
   `pkg/text.py` and `pkg/__init__.py` re-exports it; `pkg.chunk(...)` after
   `import pkg`.
 
-Everything here is an ordering hint: the plugin runs every item either way, so
-a wrong guess makes a replay slower, never greener. It never raises for what it
+Everything here is an ordering hint: every item still runs when none of the
+first fails, so a wrong guess makes a replay slower, never greener. It never raises for what it
 reads: a test file that does not parse, cannot be read or is not reached within
 the time budget keeps its place. A fixture that patches no Python module
 reorders nothing. Standard library only, nothing is imported or executed.

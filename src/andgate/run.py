@@ -619,7 +619,7 @@ def fix_mmap_threshold() -> bool:
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             _MMAP_FIXED.append(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1)
-        except (OSError, AttributeError):
+        except (OSError, AttributeError, TypeError):  # TypeError: no CDLL(None) on Windows
             _MMAP_FIXED.append(False)
     return _MMAP_FIXED[0]
 
