@@ -552,3 +552,27 @@ def test_manifest_production_scan_is_validated_strictly(extra: str, message: str
     with pytest.raises(ManifestError, match=message) as info:
         manifest_with(extra)
     assert "\n" not in str(info.value)
+
+
+def test_installed_names_are_read_only_when_a_change_adds_a_top_level_module(monkeypatch):
+    """Reading every distribution's metadata costs time before any test runs: an
+    edit of an existing file never asks; a new top-level module asks once."""
+    from importlib import metadata
+
+    from andgate.phases.production import ShadowableNames
+
+    calls = []
+
+    def packages_distributions():
+        calls.append(1)
+        return {"requests": ["requests"]}
+
+    monkeypatch.setattr(metadata, "packages_distributions", packages_distributions)
+    names = ShadowableNames()
+    edit = FileChange("pkg/core.py", b"X = 1\n", b"X = 2\n")
+    assert list(scan_production([edit], shadowed=names, project_packages=frozenset())) == []
+    assert calls == []
+    added = [FileChange("requests.py", None, b"X = 1\n"), FileChange("json.py", None, b"")]
+    found = scan_production(added, shadowed=names, project_packages=frozenset())
+    assert [f.construct for f in found] == [Construct.SHADOWING_MODULE] * 2
+    assert calls == [1]

@@ -20,7 +20,7 @@ import difflib
 import enum
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
@@ -608,7 +608,7 @@ def is_media(path: str, data: bytes) -> bool:
 def file_findings(
     change: FileChange,
     *,
-    shadowed: frozenset[str],
+    shadowed: Container[str],
     project_packages: frozenset[str],
     moved_packages: frozenset[str],
 ) -> Iterator[ScanFinding]:
@@ -646,7 +646,7 @@ def gitattributes_detail(change: FileChange) -> str:
 
 def shadow_reason(
     module: str | None,
-    shadowed: frozenset[str],
+    shadowed: Container[str],
     project_packages: frozenset[str],
     moved_packages: frozenset[str],
 ) -> str | None:
@@ -729,7 +729,7 @@ def unique(findings: Iterable[ScanFinding]) -> list[ScanFinding]:
 def scan_production(
     changes: Sequence[FileChange],
     *,
-    shadowed: frozenset[str],
+    shadowed: Container[str],
     project_packages: frozenset[str],
     allow: Mapping[str, frozenset[Construct]] = {},
 ) -> list[ScanFinding]:
