@@ -397,7 +397,7 @@ def test_a_reused_worktree_never_runs_stale_bytecode(make_repo, tmp_path):
 def test_no_pytest_process_starts_once_an_interrupt_is_being_handled(tmp_path):
     """A worker between its `git checkout` and Popen when Ctrl-C arrives must not
     start a process that then runs to its timeout."""
-    started: list[tuple[int, bool]] = []
+    started: list[tuple[int | None, bool]] = []
     late_is_running = threading.Event()
 
     def interrupt() -> None:
@@ -408,7 +408,7 @@ def test_no_pytest_process_starts_once_an_interrupt_is_being_handled(tmp_path):
         late_is_running.set()
         assert run_module._STOPPING.wait(timeout=60), "the interrupt was never handled"
         argv = [sys.executable, "-c", "import signal; signal.pause()"]
-        started.append(run_module._run_in_own_session(argv, tmp_path, tmp_path / "log", 30))
+        started.append(run_module._run_session(argv, tmp_path, tmp_path / "log", 30))
 
     with pytest.raises(KeyboardInterrupt):
         run_parallel([interrupt, late_worker], jobs=2)

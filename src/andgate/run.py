@@ -498,18 +498,6 @@ def test_environment(scrub_globs: Sequence[str] = ()) -> dict[str, str]:
     return env
 
 
-def _run_in_own_session(
-    argv: list[str],
-    cwd: Path,
-    log: Path,
-    timeout: float,
-    env: dict[str, str] | None = None,
-    stdin: str | None = None,
-) -> tuple[int, bool]:
-    code, timed_out = _run_session(argv, cwd, log, timeout, env, stdin)
-    return (-1 if code is None else code), timed_out
-
-
 def _run_session(
     argv: list[str],
     cwd: Path,
