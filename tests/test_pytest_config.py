@@ -309,6 +309,8 @@ def test_changed_is_exactly_what_pytest_s_own_reader_tells_apart(name, data):
         (["-q", "--strict-markers"], False),
         (["-n"], False),
         ([], False),
+        (["-n", "2", "-n", "0"], False),  # the last one wins, as in argparse
+        (["-n0", "--numprocesses=2"], True),
     ],
 )
 def test_starts_xdist_reads_the_options_xdist_reads(args, starts):

@@ -374,17 +374,19 @@ def tree_testpaths(files: Mapping[str, bytes]) -> tuple[str, ...]:
 
 def starts_xdist(args: Sequence[str]) -> bool:
     """Whether these pytest arguments start pytest-xdist workers: `-n 2`, `-nauto`,
-    `--numprocesses=4`, `--tx ...` (`-n 0` runs no worker)."""
+    `--numprocesses=4`, `--tx ...` (`-n 0` runs no worker). As in argparse, the last
+    `-n` wins (PYTEST_ADDOPTS `-n 0` after a config file's `-n 2`)."""
+    workers, tx = False, False
     for i, arg in enumerate(args):
         if arg in ("-n", "--numprocesses"):
-            return i + 1 < len(args) and args[i + 1] != "0"
-        if arg == "--tx" or arg.startswith("--tx="):
-            return True
-        if arg.startswith("--numprocesses="):
-            return arg.partition("=")[2] != "0"
-        if arg.startswith("-n") and not arg.startswith("--") and len(arg) > 2:
-            return arg[2:] not in ("0", "=0")
-    return False
+            workers = i + 1 < len(args) and args[i + 1] != "0"
+        elif arg == "--tx" or arg.startswith("--tx="):
+            tx = True
+        elif arg.startswith("--numprocesses="):
+            workers = arg.partition("=")[2] != "0"
+        elif arg.startswith("-n") and not arg.startswith("--") and len(arg) > 2:
+            workers = arg[2:] not in ("0", "=0")
+    return workers or tx
 
 
 def tree_runs_xdist(files: Mapping[str, bytes], environ_addopts: str = "") -> bool:
