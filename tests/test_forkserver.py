@@ -258,3 +258,45 @@ def test_the_forked_bootstrap_is_the_bootstraps_own_lines():
     assert lines[2].strip() == rest[1]  # the imports, the same modules
     tail = lines[lines.index("sys.path.insert(0, os.getcwd())") : lines.index("os._exit(code)")]
     assert rest[2:] == tail
+
+
+@linux_only
+@pytest.mark.slow
+def test_a_prestarted_server_is_the_one_the_first_run_uses(tmp_path, monkeypatch):
+    """The gate starts the server before it knows the checkout (pytest imports
+    meanwhile); the first run configures that process instead of starting one."""
+    monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
+    run_module.prestart_fork_server((), tmp_path)
+    pending = run_module._SERVER["pending"]
+    run_module.prestart_fork_server((), tmp_path)  # a second call starts nothing
+    assert run_module._SERVER["pending"] is pending
+    out = tmp_path / "facts.json"
+    root = project(tmp_path / "proj", {"tests/test_probe.py": PROBE.format(out=str(out))})
+    result = run_pytest(oracle_request(), root, tmp_path / "scratch", timeout=120)
+    assert result.error is None, result.error
+    assert run_module._SERVER["server"] is pending and pending.alive
+    assert "pending" not in run_module._SERVER
+    assert json.loads(out.read_text(encoding="utf-8"))["sid"] != os.getsid(0)
+
+
+@linux_only
+@pytest.mark.slow
+def test_a_prestarted_server_for_another_environment_is_replaced(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
+    monkeypatch.setenv("ANDGATE_TEST_SCRUBBED", "1")
+    run_module.prestart_fork_server(("ANDGATE_TEST_*", "HOME"), tmp_path)
+    pending = run_module._SERVER["pending"]
+    server = fork_server(run_module.test_environment(), RunEnvironment(), tmp_path)
+    assert server is not None and server is not pending
+    assert pending.proc.returncode is not None  # stopped, not left running
+
+
+@linux_only
+def test_a_prestarted_server_never_configured_ends_quietly(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
+    run_module.prestart_fork_server((), tmp_path)
+    pending = run_module._SERVER["pending"]
+    time.sleep(0.2)  # let it get past its imports
+    stop_fork_server()
+    assert pending.proc.returncode == 0
+    assert "Traceback" not in (tmp_path / "fork-server.log").read_text(encoding="utf-8")

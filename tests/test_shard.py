@@ -5,9 +5,18 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from andgate.phases.context import queue_beside_last
 from andgate.report import merge_junit
 from andgate.sample import SampleRepo
-from andgate.shard import MIN_BYTES_PER_SHARD, balance, shard_count, shard_of, shards
+from andgate.shard import (
+    MIN_BYTES_PER_SHARD,
+    STARTUP_BYTES,
+    balance,
+    collect_only_weight,
+    shard_count,
+    shard_of,
+    shards,
+)
 
 sizes = st.dictionaries(
     st.text("abc/_.", min_size=1, max_size=12), st.integers(0, 50_000), max_size=30
@@ -34,6 +43,23 @@ def test_small_suites_are_not_split():
     assert shard_count({"a.py": MIN_BYTES_PER_SHARD, "b.py": MIN_BYTES_PER_SHARD}, jobs=2) == 2
     assert shard_count({"a.py": 10**6}, jobs=8) == 1
     assert shard_of("x.py", 3, {"x.py": 2}) == 2
+
+
+def test_a_small_process_queues_beside_the_last_shard_which_gets_less():
+    """The base pin (collect-only) and the frozen flakes share the last shard's
+    core: they go just before it in the queue, and it gets that much less source."""
+    tasks = ["shard 0", "shard 1"]
+    queue_beside_last(tasks, "small")
+    assert tasks == ["shard 0", "small", "shard 1"]
+    alone: list[str] = []
+    queue_beside_last(alone, "small")
+    assert alone == ["small"]
+    files = {f"tests/test_{i}.py": 12_000 for i in range(10)}
+    preload = collect_only_weight(files)
+    assert preload == STARTUP_BYTES + 40_000
+    assign = balance(files, 2, last_preload=preload)
+    loads = [sum(n for p, n in files.items() if assign[p] == i) for i in (0, 1)]
+    assert loads == [96_000, 24_000]  # 24,000 + the collect-only's 72,768 ~ 96,000
 
 
 def test_junit_documents_merge_into_one_testsuites():

@@ -8,12 +8,15 @@ Each phase's results are read into memory before the next, less trusted phase
 starts: property files and untrusted tests are written by the change's author,
 so nothing they do can reach a result read before them. Every failure of the
 gate itself ends as a recorded GATE_ERROR, and the artifacts are always written.
+The fork server (`run.prestart_fork_server`) starts importing pytest before the
+scan, so the first pytest run need not wait for it; no repository code runs there.
 """
 
 from __future__ import annotations
 
 import hashlib
 import traceback
+from pathlib import Path
 
 from andgate.approvals import gather_approvals
 from andgate.authorship import oracle_file_rule, sort_changes
@@ -37,12 +40,12 @@ from andgate.plan import make_plan
 from andgate.records import Finding, Warning_
 from andgate.refs import refuse_empty_range, resolve_base, uncommitted_warning
 from andgate.report import Artifacts, claim_artifacts_for, write_artifacts
-from andgate.run import RunEnvironment, fork_server_session
+from andgate.run import RunEnvironment, fork_server_session, prestart_fork_server
 from andgate.seeds import default_hypothesis_seed
 from andgate.state import CheckState, RunName
 from andgate.verdict import Verdict, decide
 from andgate.work import plan_work
-from andgate.worktree import scratch_dir, worktree_pool
+from andgate.worktree import WorktreePool, scratch_dir, worktree_pool
 
 
 def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
@@ -87,12 +90,22 @@ def _gate(opts: CheckOptions, state: CheckState) -> None:
     differs = config_changes(
         changes, lambda p: git.read_blob(base, p), lambda p: git.read_blob(head, p)
     )
-    scan = scan_change(git, base, head, changes, config, differs)  # before any test runs
-    state.warnings += [
-        Finding(Warning_.ORACLE_FROM_PRODUCTION, d) for d in scan.oracle_from_production
-    ]
-    state.lock = lock_facts(git, base, head, config.manifest, approved=bool(approvers))
-    _run_phases(git, opts, state, config, differs, changes, approved=bool(approvers))
+    with (
+        scratch_dir() as scratch,
+        worktree_pool(git, scratch / "worktrees") as pool,
+        fork_server_session(),
+    ):
+        if opts.combine is None:  # pytest imports meanwhile; no repository code runs
+            prestart_fork_server(config.manifest.scrub_env, scratch)
+        scan = scan_change(git, base, head, changes, config, differs)  # before any test runs
+        state.warnings += [
+            Finding(Warning_.ORACLE_FROM_PRODUCTION, d) for d in scan.oracle_from_production
+        ]
+        state.lock = lock_facts(git, base, head, config.manifest, approved=bool(approvers))
+        _run_phases(
+            git, opts, state, config, differs, changes, scratch, pool, approved=bool(approvers)
+        )
+    state.annotate_junit()
     runs = state.runs
     state.inventory = build_inventory(
         *(runs.get(n) for n in (RunName.UNTRUSTED, RunName.ORACLE, RunName.PROPERTY, RunName.FLAKE))
@@ -146,37 +159,33 @@ def _run_phases(
     config: BaseConfig,
     differs: ConfigChanges,
     changes: list[Change],
+    scratch: Path,
+    pool: WorktreePool,
     *,
     approved: bool,
 ) -> None:
-    """Plan the trees, then run the phases in order of trust, each in pooled worktrees."""
+    """Plan the trees, then run the phases in order of trust, each in worktrees of `pool`."""
     base, head = state.base or "", state.head or ""
-    with (
-        scratch_dir() as scratch,
-        worktree_pool(git, scratch / "worktrees") as pool,
-        fork_server_session(),
-    ):
-        live = config.live_freeze_ids(opts.today)
-        plan = make_plan(
-            git, base, head, config, approved=approved, live_freezes=live,
-            config_differs=differs, scratch=scratch,
-        )  # fmt: skip
-        work = plan_work(plan, config, opts.split, opts.combine)
-        state.plan_digest, state.unit_names = work.digest, work.names
-        state.environment = RunEnvironment(
-            checkout=git.repo,
-            project=find_installed_project(git.repo, plan.head_paths),
-            scrub_env=config.manifest.scrub_env,
-        )
-        seed = opts.hypothesis_seed
-        state.property_seed = default_hypothesis_seed(base) if seed is None else seed
-        ctx = PhaseContext(
-            plan, config, pool, scratch, state, opts.jobs, opts.timeout, opts.cache_dir,
-            approved, work, opts.progress, user_xdist=runs_xdist(git, plan.base, plan.head),
-        )  # fmt: skip
-        for phase in (run_oracle_phase, run_property_phase, run_untrusted_phase):
-            phase(ctx)
-        state.capture()
-        if opts.discrimination:
-            run_discrimination(ctx, git, changes, budget=opts.discrimination_budget)
-    state.annotate_junit()
+    live = config.live_freeze_ids(opts.today)
+    plan = make_plan(
+        git, base, head, config, approved=approved, live_freezes=live,
+        config_differs=differs, scratch=scratch,
+    )  # fmt: skip
+    work = plan_work(plan, config, opts.split, opts.combine)
+    state.plan_digest, state.unit_names = work.digest, work.names
+    state.environment = RunEnvironment(
+        checkout=git.repo,
+        project=find_installed_project(git.repo, plan.head_paths),
+        scrub_env=config.manifest.scrub_env,
+    )
+    seed = opts.hypothesis_seed
+    state.property_seed = default_hypothesis_seed(base) if seed is None else seed
+    ctx = PhaseContext(
+        plan, config, pool, scratch, state, opts.jobs, opts.timeout, opts.cache_dir,
+        approved, work, opts.progress, user_xdist=runs_xdist(git, plan.base, plan.head),
+    )  # fmt: skip
+    for phase in (run_oracle_phase, run_property_phase, run_untrusted_phase):
+        phase(ctx)
+    state.capture()
+    if opts.discrimination:
+        run_discrimination(ctx, git, changes, budget=opts.discrimination_budget)

@@ -16,7 +16,8 @@ Protocol, one JSON object a line: requests on the server's stdin (a pipe, as the
 bootstrap's; the server then moves it off 0), replies on the descriptor the
 configuration names (stdout and stderr are the server's log, a regular file as
 a run's log is, so each child's `sys.stdout` was made for the same kind of
-file): the gate sends a configuration line, the server answers
+file): the server imports pytest, then reads the configuration line (which the
+gate may send well after it started the server, once it knows the checkout), answers
 `{"ready": true}` or `{"ready": false, "why": ...}`; then each request
 `{"id", "cwd", "log", "env", "launch"}` is answered by `{"id", "pid"}` once
 forked and `{"id", "pid", "status"}` once reaped (`status` as
@@ -119,25 +120,39 @@ def serve(initial_path: list[str]) -> None:
     os.dup2(null, 0)
     os.close(null)
     reader = os.fdopen(requests, "rb", buffering=0)
-    config = json.loads(_readline(reader) or b"{}")
+    # Imports first, configuration second: the gate may start the server before it
+    # knows the checkout and the project's names (they matter only to `_unusable`).
+    cannot_import = _import_bootstrap()
+    before = set(_module_files())
+    if cannot_import is None:
+        _preimport()
+    line = _readline(reader)
+    if not line:
+        return  # the gate stopped before it needed a run
+    config = json.loads(line)
     replies = int(config["replies"])
     os.set_inheritable(replies, False)
-    try:
-        import importlib
-
-        for name in ("andgate.plugin", "andgate.redirect", "pytest"):  # the bootstrap's order
-            importlib.import_module(name)
-    except ImportError as exc:
-        _write(replies, {"ready": False, "why": f"cannot import: {exc}"})
+    if cannot_import is not None:
+        _write(replies, {"ready": False, "why": cannot_import})
         return
-    before = set(_module_files())
-    _preimport()
     why = _unusable(config, before)
     if why is not None:
         _write(replies, {"ready": False, "why": why})
         return
     _write(replies, {"ready": True, "modules": len(sys.modules)})
     _loop(reader, replies, initial_path)
+
+
+def _import_bootstrap() -> str | None:
+    """Import what the bootstrap imports, in its order; why not, if that fails."""
+    import importlib
+
+    try:
+        for name in ("andgate.plugin", "andgate.redirect", "pytest"):
+            importlib.import_module(name)
+    except ImportError as exc:
+        return f"cannot import: {exc}"
+    return None
 
 
 def _readline(reader: Any) -> bytes:

@@ -262,7 +262,8 @@ class ForkServer:
     a terminal's Ctrl-C does not reach it), a thread reading its replies, and
     the children it started. Any surprise marks it dead: later runs use Popen."""
 
-    def __init__(self, env: dict[str, str], environment: RunEnvironment, scratch: Path) -> None:
+    def __init__(self, env: dict[str, str], scratch: Path) -> None:
+        """Start the server: it imports pytest meanwhile, and waits for `configure`."""
         from andgate.forkserver import SERVER
 
         self.env = env
@@ -290,18 +291,23 @@ class ForkServer:
         finally:
             os.close(reply_w)
         self.replies = os.fdopen(replies, "rb")
+        self.reply_fd = reply_w  # its number in the server (pass_fds keeps it)
+        self._reader = threading.Thread(target=self._read, name="andgate-fork-server", daemon=True)
+        self._reader.start()
+
+    def configure(self, environment: RunEnvironment) -> bool:
+        """Tell the server the runs' checkout and project; whether it can fork them."""
         config = {
-            "replies": reply_w,
+            "replies": self.reply_fd,
             "checkout": None if environment.checkout is None else str(environment.checkout),
             "names": list(environment.project.names),
             "distributions": list(environment.project.distributions),
         }
-        self._reader = threading.Thread(target=self._read, name="andgate-fork-server", daemon=True)
-        self._reader.start()
         if self._send(config) and self._ready.wait(FORK_SERVER_START_TIMEOUT) and self.alive:
-            return
+            return True
         self.why = self.why if self.why != "not started" else "no answer"
         self.stop()
+        return False
 
     def _send(self, message: dict[str, Any]) -> bool:
         assert self.proc.stdin is not None
@@ -402,11 +408,26 @@ def fork_server_enabled(env: Mapping[str, str]) -> bool:
     return "COVERAGE_PROCESS_START" not in env
 
 
+def prestart_fork_server(scrub_env: Sequence[str], scratch: Path) -> None:
+    """Start the server now for runs with `test_environment(scrub_env)`: it imports
+    pytest while the gate scans and plans, and the first run only configures it."""
+    env = test_environment(scrub_env)
+    if not fork_server_enabled(env):
+        return
+    with _SERVER_LOCK:
+        if _SERVER:
+            return  # one is running, or already starting
+        _become_subreaper()
+        with contextlib.suppress(OSError):  # then the first run starts one as before
+            _SERVER["pending"] = ForkServer(env, scratch)
+
+
 def fork_server(
     env: dict[str, str], environment: RunEnvironment, scratch: Path
 ) -> ForkServer | None:
-    """The server for runs with `env` and `environment`, started on first use;
-    None when there is none (then runs use Popen)."""
+    """The server for runs with `env` and `environment`, started on first use (or
+    the prestarted one, if it has that `env`); None when there is none (then runs
+    use Popen)."""
     if not fork_server_enabled(env):
         return None
     key = json.dumps(
@@ -421,24 +442,29 @@ def fork_server(
             if current.busy():
                 return None
             current.stop()
+        pending = _SERVER.pop("pending", None)
         _become_subreaper()
         _SERVER.clear()
         _SERVER["key"] = key
+        if pending is not None and pending.env != env:
+            pending.stop()
+            pending = None
         try:
-            server = ForkServer(env, environment, scratch)
+            server = pending if pending is not None else ForkServer(env, scratch)
         except OSError:
             return None
         _SERVER["server"] = server
-        return server if server.alive else None
+        return server if server.configure(environment) else None
 
 
 def stop_fork_server() -> None:
     """Stop the server (the end of a check); the next run starts a new one."""
     with _SERVER_LOCK:
-        server = _SERVER.pop("server", None)
+        servers = [_SERVER.pop("server", None), _SERVER.pop("pending", None)]
         _SERVER.clear()
-    if server is not None:
-        server.stop()
+    for server in servers:
+        if server is not None:
+            server.stop()
 
 
 @contextlib.contextmanager

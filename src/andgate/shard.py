@@ -60,6 +60,13 @@ def owns(shard: Mapping[str, Any], path: str) -> bool:
     return shard_of(path, shard["count"], shard["assign"]) == shard["index"]
 
 
+def collect_only_weight(sizes: Mapping[str, int]) -> int:
+    """What a `--collect-only` process of these files weighs against running them:
+    a start-up, then importing a file costs about a third of running its tests
+    (measured on the benchmark's oracle files)."""
+    return STARTUP_BYTES + sum(sizes.values()) // 3
+
+
 def shard_of(path: str, count: int, assign: Mapping[str, int]) -> int:
     """The shard a file belongs to; the plugin computes the same (stdlib only)."""
     if path in assign:

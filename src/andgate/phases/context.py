@@ -20,6 +20,14 @@ from andgate.work import Work
 from andgate.worktree import WorktreePool
 
 
+def queue_beside_last(tasks: list[Callable[[], object]], small: Callable[[], object]) -> None:
+    """Put a small process's task just before a class's last shard: with `--jobs`
+    workers taking tasks in order, it shares that shard's core (whose share of
+    the files `shards(..., last_preload=...)` made smaller), and the other shards
+    start at once."""
+    tasks.insert(max(len(tasks) - 1, 0), small)
+
+
 @dataclass(frozen=True)
 class PhaseContext:
     """One check's plan, base config, worktrees, scratch folder, limits and state."""

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from andgate.cache import KillerCache
-from andgate.phases.context import PhaseContext
+from andgate.phases.context import PhaseContext, queue_beside_last
 from andgate.records import ItemResult, OracleFacts, Outcome, Role
 from andgate.replay import known_bad_facts, replay_fixture
 from andgate.run import RunRequest, RunResult, class_facts, collection_error_lines
+from andgate.shard import collect_only_weight
 from andgate.state import RunName
 from andgate.units import BASE_ORACLE
 
@@ -29,14 +30,14 @@ def run_oracle_phase(ctx: PhaseContext) -> None:
         environment=state.environment,
     )
     tasks: list[Callable[[], object]] = []
+    base_pin = _base_pin_task(ctx)
     if plan.trusted_oracle_files:
-        tasks += ctx.class_tasks(RunName.ORACLE, request, plan.trusted, plan.oracle_sizes)
-    if plan.base_oracle_files and ctx.mine(BASE_ORACLE):
-        if ctx.work.recorded is not None:
-            tasks.append(ctx.recorded_task(BASE_ORACLE, RunName.BASE_ORACLE))
-        else:
-            tasks.append(ctx.task(RunName.BASE_ORACLE, _base_pin_request(ctx), plan.base))
-            ctx.state.units_ran[BASE_ORACLE] = RunName.BASE_ORACLE
+        preload = collect_only_weight(plan.oracle_sizes) if base_pin is not None else 0
+        tasks += ctx.class_tasks(
+            RunName.ORACLE, request, plan.trusted, plan.oracle_sizes, last_preload=preload
+        )
+    if base_pin is not None:
+        queue_beside_last(tasks, base_pin)
     tasks += _replay_tasks(ctx, request)
     ctx.run("oracle phase", tasks)
     ctx.merge_class(RunName.ORACLE)
@@ -49,6 +50,16 @@ def run_oracle_phase(ctx: PhaseContext) -> None:
         ctx.config, state.replays, has_oracle=bool(plan.trusted_oracle_files)
     )
     state.capture()
+
+
+def _base_pin_task(ctx: PhaseContext) -> Callable[[], object] | None:
+    """Base's collection of the oracle set, if this machine runs (or reads back) it."""
+    if not (ctx.plan.base_oracle_files and ctx.mine(BASE_ORACLE)):
+        return None
+    if ctx.work.recorded is not None:
+        return ctx.recorded_task(BASE_ORACLE, RunName.BASE_ORACLE)
+    ctx.state.units_ran[BASE_ORACLE] = RunName.BASE_ORACLE
+    return ctx.task(RunName.BASE_ORACLE, _base_pin_request(ctx), ctx.plan.base)
 
 
 def _base_pin_request(ctx: PhaseContext) -> RunRequest:

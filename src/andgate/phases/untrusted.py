@@ -3,7 +3,7 @@ processes, and the frozen_flake class beside it, all in worktrees of head."""
 
 from __future__ import annotations
 
-from andgate.phases.context import PhaseContext
+from andgate.phases.context import PhaseContext, queue_beside_last
 from andgate.records import Role
 from andgate.run import RunRequest, class_facts
 from andgate.shard import STARTUP_BYTES
@@ -21,13 +21,10 @@ def run_untrusted_phase(ctx: PhaseContext) -> None:
         junit_name="untrusted.xml",
         environment=state.environment,
     )
-    # The flake process queues on the core of the last shard, which gets
-    # correspondingly less of the untrusted source.
     flake_weight = sum(plan.flake_sizes.values()) + STARTUP_BYTES if plan.flake_candidates else 0
     tasks = ctx.class_tasks(
         RunName.UNTRUSTED, request, plan.head, plan.untrusted_sizes, last_preload=flake_weight
     )
-    shard_count = len(tasks)
     if plan.flake_candidates and ctx.mine(FLAKE):
         flake = RunRequest(
             "flake",
@@ -42,7 +39,7 @@ def run_untrusted_phase(ctx: PhaseContext) -> None:
         else:
             task = ctx.task(RunName.FLAKE, flake, plan.head)
             state.units_ran[FLAKE] = RunName.FLAKE
-        tasks.insert(max(shard_count - 1, 0), task)
+        queue_beside_last(tasks, task)
     ctx.run("untrusted phase", tasks)
     ctx.merge_class(RunName.UNTRUSTED)
     state.untrusted = class_facts(state.runs.get(RunName.UNTRUSTED), Role.UNTRUSTED)
