@@ -60,6 +60,20 @@ def test_a_test_that_only_a_mutant_kills_discriminates(honest_run):
     assert items[0]["against"], items
 
 
+def test_the_report_covers_only_items_that_passed_on_head(sample):
+    """The broken versions run beside the untrusted class, so they run every item of
+    the touched files; an item that already failed on head is not in the report."""
+
+    def change(repo: SampleRepo) -> None:
+        honest_fix(repo)
+        failing = "\n\ndef test_slugify_fails_on_head():\n    assert slugify('a') == 'b'\n"
+        repo.write({"tests/test_slugify_agent.py": AGENT_SLUG_TEST + failing})
+
+    run = sample.gate(sample.change(change), discrimination=True)
+    assert "UNTRUSTED_FAILED" in run.codes
+    assert _report(run) == {"tests/test_slugify_agent.py::test_slugify_collapses_separators": True}
+
+
 def test_breakages_stop_once_every_item_has_failed_against_one(sample):
     """Mutants of the touched lines run first; once the agent's test failed against
     one, the known-bad fixtures (which do not touch slugify) need not run."""

@@ -105,3 +105,37 @@ def test_a_sharded_untrusted_class_decides_like_one_process(sample):
     junit = (split.artifacts / "untrusted.xml").read_text()
     assert junit.count("<testcase ") == split.payload["counts"]["untrusted"]
     assert all(split.payload["bits"][b] for b in split.payload["bits"] if b != "untrusted_ok")
+
+
+def test_the_property_class_splits_over_the_jobs_however_small():
+    """The property phase runs alone, so a second process takes a core that would
+    idle: no minimum size (the untrusted class keeps one: its flakes share a core)."""
+    from types import SimpleNamespace
+
+    from andgate.phases.property import run_property_phase
+
+    small = {"tests/properties/test_a.py": 600, "tests/properties/test_b.py": 700}
+    assert shard_count(small, jobs=2) == 1
+    assert shard_count(small, jobs=2, min_bytes=0) == 2
+    assert shard_count(small, jobs=1, min_bytes=0) == 1
+    asked = {}
+
+    def class_tasks(kind, request, commit, sizes, last_preload=0, min_bytes=MIN_BYTES_PER_SHARD):
+        asked.update(sizes=sizes, parts=len(shards(sizes, 2, last_preload, min_bytes=min_bytes)))
+        return []
+
+    plan = SimpleNamespace(
+        property_files=tuple(small), property_rules=None, property_tree="t", property_sizes=small,
+        base="0" * 40,
+    )  # fmt: skip
+    manifest = SimpleNamespace(require_property_class=False, property=SimpleNamespace(markers=()))
+    ctx = SimpleNamespace(
+        plan=plan,
+        state=SimpleNamespace(property_seed=0, environment=None, runs={}, capture=lambda: None),
+        config=SimpleNamespace(manifest=manifest, invariants_problem=lambda at: None),
+        class_tasks=class_tasks,
+        run=lambda phase, tasks: None,
+        merge_class=lambda kind: None,
+    )
+    run_property_phase(ctx)
+    assert asked == {"sizes": small, "parts": 2}

@@ -31,7 +31,7 @@ from andgate.locks import lock_facts
 from andgate.options import CheckOptions
 from andgate.paths import ConfigChanges, config_changes
 from andgate.phases.context import PhaseContext
-from andgate.phases.discrimination import run_discrimination
+from andgate.phases.discrimination import plan_discrimination
 from andgate.phases.oracle import run_oracle_phase
 from andgate.phases.production import scan_change
 from andgate.phases.property import run_property_phase
@@ -184,8 +184,11 @@ def _run_phases(
         plan, config, pool, scratch, state, opts.jobs, opts.timeout, opts.cache_dir,
         approved, work, opts.progress, user_xdist=runs_xdist(git, plan.base, plan.head),
     )  # fmt: skip
-    for phase in (run_oracle_phase, run_property_phase, run_untrusted_phase):
-        phase(ctx)
+    run_oracle_phase(ctx)
+    run_property_phase(ctx)
+    discrimination = plan_discrimination(
+        ctx, git, changes, budget=opts.discrimination_budget, enabled=opts.discrimination
+    )
+    run_untrusted_phase(ctx, beside=discrimination.tasks)
     state.capture()
-    if opts.discrimination:
-        run_discrimination(ctx, git, changes, budget=opts.discrimination_budget)
+    discrimination.finish()

@@ -74,8 +74,11 @@ def shard_of(path: str, count: int, assign: Mapping[str, int]) -> int:
     return zlib.crc32(path.encode("utf-8", "surrogateescape")) % count
 
 
-def shard_count(sizes: Mapping[str, int], jobs: int) -> int:
-    return max(1, min(jobs, len(sizes), sum(sizes.values()) // MIN_BYTES_PER_SHARD))
+def shard_count(sizes: Mapping[str, int], jobs: int, min_bytes: int = MIN_BYTES_PER_SHARD) -> int:
+    """How many processes: at most one per job and per file, and (with `min_bytes`)
+    at least that much source in each."""
+    most = sum(sizes.values()) // min_bytes if min_bytes > 0 else len(sizes)
+    return max(1, min(jobs, len(sizes), most))
 
 
 def balance(sizes: Mapping[str, int], count: int, last_preload: int = 0) -> dict[str, int]:
@@ -95,12 +98,16 @@ def balance(sizes: Mapping[str, int], count: int, last_preload: int = 0) -> dict
 
 
 def shards(
-    sizes: Mapping[str, int], jobs: int, last_preload: int = 0, within: Shard | None = None
+    sizes: Mapping[str, int],
+    jobs: int,
+    last_preload: int = 0,
+    within: Shard | None = None,
+    min_bytes: int = MIN_BYTES_PER_SHARD,
 ) -> list[Shard]:
     """The shards for files of these sizes (a single shard: no split). With
     `within`, only its files are split, and each shard lies within it."""
     if within is not None:
         sizes = {p: n for p, n in sizes.items() if within.owns(p)}
-    count = shard_count(sizes, jobs)
+    count = shard_count(sizes, jobs, min_bytes)
     assign = balance(sizes, count, last_preload if count > 1 else 0)
     return [Shard(i, count, assign, within) for i in range(count)]

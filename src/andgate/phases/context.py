@@ -13,7 +13,7 @@ from andgate.plan import Plan
 from andgate.progress import Progress
 from andgate.report import merge_junit
 from andgate.run import RunRequest, merge_results, run_parallel, run_pytest
-from andgate.shard import shards
+from andgate.shard import MIN_BYTES_PER_SHARD, shards
 from andgate.state import CheckState
 from andgate.units import Unit
 from andgate.work import Work
@@ -107,9 +107,11 @@ class PhaseContext:
         commit: str,
         sizes: Mapping[str, int],
         last_preload: int = 0,
+        min_bytes: int = MIN_BYTES_PER_SHARD,
     ) -> list[Callable[[], None]]:
         """The tasks of this machine's units of a class: each unit split by file over
-        `--jobs` processes (one process: it runs under the unit's own name)."""
+        `--jobs` processes (one process: it runs under the unit's own name), each
+        with at least `min_bytes` of source."""
         tasks = []
         siblings = self.work.units_of(kind)
         for number, unit in enumerate(siblings, 1):
@@ -125,7 +127,7 @@ class PhaseContext:
                 else f"{request.label} part {number}/{len(siblings)}"
             )
             jobs = 1 if self.user_xdist else self.jobs
-            parts = shards(sizes, jobs, last_preload, within=unit.shard)
+            parts = shards(sizes, jobs, last_preload, within=unit.shard, min_bytes=min_bytes)
             if len(parts) == 1:
                 tasks.append(
                     self.task(name, replace(request, label=label, shard=unit.shard), commit)

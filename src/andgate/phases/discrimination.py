@@ -1,13 +1,15 @@
 """Do the tests a change adds discriminate anything? (AGENT_TESTS_DISCRIMINATE_NOTHING)
 
-After the untrusted phase, the untrusted test items in files the change added or
-edited (and that passed on head) run again against broken versions of head: small
-mutants (`mutate.py`) of the production lines the change touched, then each known-bad
-fixture, until every item has failed against one of them. An item that fails under
-none of them would pass against broken code too.
-These runs are untrusted like the untrusted phase (worktrees of head, only the
-change's test files), bounded by a time budget, and they can only add a warning (or,
-with `require_discriminating_tests: true`, a block): never turn a block into an allow.
+The untrusted test items in files the change added or edited run again against
+broken versions of head: small mutants (`mutate.py`) of the production lines the
+change touched, then each known-bad fixture, until every item has failed against one
+of them. The report covers those items that passed on head; one that fails under none
+of the broken versions would pass against broken code too.
+These runs are untrusted like the untrusted phase, and run in its pool, queued after
+its processes (worktrees of head, only the change's test files; the items that passed
+on head are known once both are done), bounded by a time budget from the first of
+them, and they can only add a warning (or, with `require_discriminating_tests: true`,
+a block): never turn a block into an allow.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from andgate.git import Change, Git
 from andgate.mutate import mutants_of
 from andgate.phases.context import PhaseContext
 from andgate.records import DiscriminationFacts, Outcome, Role
-from andgate.run import RunRequest, run_pytest
+from andgate.run import RunRequest, RunResult, run_pytest
 from andgate.state import RunName
 
 MAX_MUTANTS = 4
@@ -39,50 +41,90 @@ class Breakage:
 
 @dataclass
 class _Found:
-    killed_by: dict[str, list[str]] = field(default_factory=dict)
+    """What the breakages that ran did to the untrusted items of the touched files."""
+
+    budget: float
     ran: list[str] = field(default_factory=list)
+    failed: dict[str, set[str]] = field(default_factory=dict)  # breakage -> items that broke
+    broken_files: dict[str, set[str]] = field(default_factory=dict)  # breakage -> files
+    seen: set[str] = field(default_factory=set)  # the files' items, as the runs collected them
     over_budget: bool = False  # a breakage that was needed did not run in time
+    deadline: float | None = None  # set when the first breakage starts
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def every_item_killed(self, agent: Sequence[str]) -> bool:
+    def killed_by(self, nodeid: str) -> list[str]:
+        path = nodeid.split("::", 1)[0]
+        return [
+            name
+            for name in self.ran
+            if nodeid in self.failed[name] or path in self.broken_files[name]
+        ]
+
+    def nothing_left(self) -> bool:
+        """Every item the runs collected has failed against something (the change's
+        items that passed on head are among them, so the rest need not run)."""
         with self.lock:
-            return all(n in self.killed_by for n in agent)
+            return bool(self.ran) and all(self.killed_by(n) for n in self.seen)
+
+    def out_of_time(self) -> bool:
+        with self.lock:
+            now = time.monotonic()
+            if self.deadline is None:
+                self.deadline = now + self.budget
+            return now > self.deadline
+
+    def record(self, name: str, result: RunResult, files: frozenset[str]) -> None:
+        collected = {i.facts.nodeid for i in result.selected(Role.UNTRUSTED)}
+        with self.lock:
+            self.ran.append(name)
+            self.seen |= {n for n in collected if n.split("::", 1)[0] in files}
+            self.failed[name] = {n for n in collected if result.outcome(n) in BREAKS}
+            self.broken_files[name] = {n.split("::", 1)[0] for n, _ in result.collection_errors}
 
 
-def run_discrimination(
-    ctx: PhaseContext, git: Git, changes: Sequence[Change], *, budget: float
-) -> None:
+@dataclass(frozen=True)
+class Discrimination:
+    """The report's runs, made before the untrusted phase so that they run beside it
+    (the same trust: worktrees of head, only the change's test files), and what
+    turns their results into the report once the untrusted class's are in."""
+
+    tasks: list[Callable[[], None]]
+    finish: Callable[[], None]
+
+
+def plan_discrimination(
+    ctx: PhaseContext, git: Git, changes: Sequence[Change], *, budget: float, enabled: bool = True
+) -> Discrimination:
     state, config = ctx.state, ctx.config
     required = config.manifest.require_discriminating_tests
+    if not enabled:
+        return Discrimination([], lambda: None)
     if ctx.work.recorded is not None:
-        state.discrimination = merge_discrimination(ctx.work.recorded.discrimination, required)
-        return
-    agent = _agent_items(ctx, changes)
-    if not agent:
-        state.discrimination = DiscriminationFacts(required=required)
-        return
+        merged = merge_discrimination(ctx.work.recorded.discrimination, required)
+        return Discrimination([], lambda: setattr(state, "discrimination", merged))
+    files = _touched_test_files(ctx, changes)
     # Mutants of the lines the change touched first: they are what the agent's tests
     # are most likely to notice, and once every item has failed against something the
     # rest need not run (the report only ever needs one breakage per item).
-    breakages = _mutants(git, ctx.plan.base, ctx.plan.head, changes, ctx)
-    breakages += [Breakage(f"known-bad {f.name}", f.patch) for f in config.known_bad]
-    found = _Found()
-    deadline = time.monotonic() + budget
-    files = tuple(sorted({nodeid.split("::", 1)[0] for nodeid in agent}))
-    tasks = [
-        _task(ctx, index, breakage, files, agent, deadline, found)
-        for index, breakage in enumerate(breakages)
-    ]
-    ctx.run("discrimination", tasks)
+    breakages = _mutants(git, ctx.plan.base, ctx.plan.head, changes, ctx) if files else []
+    breakages += [Breakage(f"known-bad {f.name}", f.patch) for f in config.known_bad if files]
+    found = _Found(budget)
+    tasks = [_task(ctx, index, b, files, found) for index, b in enumerate(breakages)]
     order = {b.name: i for i, b in enumerate(breakages)}  # not the order they finished in
-    state.discrimination = DiscriminationFacts(
-        items=tuple(
-            (n, tuple(sorted(found.killed_by.get(n, ()), key=order.get))) for n in sorted(agent)
-        ),
-        against=tuple(sorted(found.ran, key=order.get)),
-        required=required,
-        incomplete=found.over_budget,
-    )
+
+    def finish() -> None:
+        agent = _agent_items(ctx, files)
+        if not agent:
+            state.discrimination = DiscriminationFacts(required=required)
+            return
+        state.discrimination = DiscriminationFacts(
+            items=tuple((n, tuple(sorted(found.killed_by(n), key=order.get))) for n in agent),
+            against=tuple(sorted(found.ran, key=order.get)),
+            required=required,
+            incomplete=found.over_budget,
+        )
+
+    return Discrimination(tasks, finish)
 
 
 def merge_discrimination(
@@ -101,17 +143,32 @@ def merge_discrimination(
     )
 
 
-def _agent_items(ctx: PhaseContext, changes: Sequence[Change]) -> tuple[str, ...]:
-    """Untrusted items in test files the change added or edited, that passed on head."""
+def _touched_test_files(ctx: PhaseContext, changes: Sequence[Change]) -> frozenset[str]:
+    """The test files the change added or edited that this machine's untrusted units
+    hold (Python files only: a data file or conftest.py holds no test item)."""
     touched = {c.new_path for c in changes if c.new_path and c.status in "AMRC"}
-    touched = {p for p in touched if ctx.config.test_side.holds(p)}
+    units = [u for u in ctx.work.units_of(RunName.UNTRUSTED) if ctx.mine(u.name)]
+    return frozenset(
+        p
+        for p in touched
+        if p in ctx.plan.untrusted_sizes
+        and p.endswith(".py")
+        and p.rpartition("/")[2] != "conftest.py"
+        and any(u.shard is None or u.shard.owns(p) for u in units)
+    )
+
+
+def _agent_items(ctx: PhaseContext, files: frozenset[str]) -> tuple[str, ...]:
+    """Untrusted items in those files that passed on head."""
     run = ctx.state.runs.get(RunName.UNTRUSTED)
-    if run is None or run.error or not touched:
+    if run is None or run.error or not files:
         return ()
     return tuple(
-        i.facts.nodeid
-        for i in run.selected(Role.UNTRUSTED)
-        if i.facts.path in touched and run.outcome(i.facts.nodeid) is Outcome.PASSED
+        sorted(
+            i.facts.nodeid
+            for i in run.selected(Role.UNTRUSTED)
+            if i.facts.path in files and run.outcome(i.facts.nodeid) is Outcome.PASSED
+        )
     )
 
 
@@ -152,18 +209,12 @@ def _added_lines(old: str, new: str) -> set[int]:
 
 
 def _task(
-    ctx: PhaseContext,
-    index: int,
-    breakage: Breakage,
-    files: tuple[str, ...],
-    agent: tuple[str, ...],
-    deadline: float,
-    found: _Found,
+    ctx: PhaseContext, index: int, breakage: Breakage, files: frozenset[str], found: _Found
 ) -> Callable[[], None]:
     def run() -> None:
-        if found.every_item_killed(agent):
+        if found.nothing_left():
             return  # every item already failed against broken code: nothing left to learn
-        if time.monotonic() > deadline:
+        if found.out_of_time():
             found.over_budget = True  # this breakage is not tried (the report says so)
             return
         patch = ctx.scratch / f"discrimination-{index}.patch"
@@ -172,22 +223,14 @@ def _task(
             f"discrimination {index}",
             Role.UNTRUSTED,
             ctx.plan.head_rules,
-            allow_files=files,
-            only_ids=agent,
+            allow_files=tuple(sorted(files)),
             environment=ctx.state.environment,
         )
         with ctx.pool.lease(ctx.plan.head) as worktree:
             if worktree.apply_patch(patch) is not None:
                 return  # does not apply to head: nothing to learn from it
             result = run_pytest(request, worktree.path, ctx.scratch, ctx.timeout)
-        if result.error:
-            return
-        broken_files = {nodeid.split("::", 1)[0] for nodeid, _ in result.collection_errors}
-        with found.lock:
-            found.ran.append(breakage.name)
-            for nodeid in agent:
-                failed = result.outcome(nodeid) in BREAKS
-                if failed or nodeid.split("::", 1)[0] in broken_files:
-                    found.killed_by.setdefault(nodeid, []).append(breakage.name)
+        if not result.error:
+            found.record(breakage.name, result, files)
 
     return run

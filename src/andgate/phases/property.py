@@ -27,7 +27,11 @@ def run_property_phase(ctx: PhaseContext) -> None:
             junit_name="property.xml",
             environment=state.environment,
         )
-        tasks = ctx.class_tasks(RunName.PROPERTY, request, plan.property_tree, plan.property_sizes)
+        # The phase runs alone: a second process costs a start-up on a core that would
+        # idle, and a property file's seeds or examples make its bytes slow to run.
+        tasks = ctx.class_tasks(
+            RunName.PROPERTY, request, plan.property_tree, plan.property_sizes, min_bytes=0
+        )
         ctx.run("property phase", tasks)
         ctx.merge_class(RunName.PROPERTY)
     state.property = property_facts(

@@ -3,6 +3,8 @@ processes, and the frozen_flake class beside it, all in worktrees of head."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from andgate.phases.context import PhaseContext, queue_beside_last
 from andgate.records import Role
 from andgate.run import RunRequest, class_facts
@@ -11,7 +13,9 @@ from andgate.state import RunName
 from andgate.units import FLAKE
 
 
-def run_untrusted_phase(ctx: PhaseContext) -> None:
+def run_untrusted_phase(ctx: PhaseContext, beside: Sequence[Callable[[], None]] = ()) -> None:
+    """The untrusted and frozen_flake classes; `beside`: tasks of the same trust
+    (the discrimination report's runs), queued after theirs in the same pool."""
     plan, state = ctx.plan, ctx.state
     request = RunRequest(
         "untrusted",
@@ -40,7 +44,7 @@ def run_untrusted_phase(ctx: PhaseContext) -> None:
             task = ctx.task(RunName.FLAKE, flake, plan.head)
             state.units_ran[FLAKE] = RunName.FLAKE
         queue_beside_last(tasks, task)
-    ctx.run("untrusted phase", tasks)
+    ctx.run("untrusted phase", [*tasks, *beside])
     ctx.merge_class(RunName.UNTRUSTED)
     state.untrusted = class_facts(state.runs.get(RunName.UNTRUSTED), Role.UNTRUSTED)
     flake_run = state.runs.get(RunName.FLAKE)
