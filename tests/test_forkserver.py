@@ -19,7 +19,20 @@ from andgate.run import RunEnvironment, RunRequest, fork_server, run_pytest, sto
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the fork server is Linux only")
 
 PROBE = """\
-import json, os, random, re, stat, sys
+import gc, json, os, random, re, stat, sys, weakref
+
+
+class Node:
+    pass
+
+
+def collects_a_cycle():
+    node = Node()
+    node.self = node
+    ref = weakref.ref(node)
+    del node
+    gc.collect()
+    return ref() is None
 
 def fds():
     out = []
@@ -48,6 +61,8 @@ def test_probe():
         "random": random.random(),
         "fds": fds(),
         "main": sorted(k for k in vars(sys.modules["__main__"]) if not k.startswith("__")),
+        "collects": collects_a_cycle(),
+        "frozen": gc.get_freeze_count() > 0,
     }}
     with open({out!r}, "w") as fh:
         json.dump(facts, fh)
@@ -124,6 +139,10 @@ def test_a_forked_child_sees_what_a_popen_process_sees(tmp_path, monkeypatch):
     assert forked["fds"] == popen["fds"]  # no descriptor of the server's reaches a test
     assert forked["main"] == popen["main"]
     assert forked["random"] != popen["random"]
+    # The one difference on purpose: the server's objects are frozen (skipped by
+    # collections); a run's own garbage is collected all the same.
+    assert forked["frozen"] and not popen["frozen"]
+    assert forked["collects"] and popen["collects"]
 
 
 @linux_only

@@ -10,7 +10,9 @@ code ever runs in the server: each child is a fresh fork of a process that
 never ran any, and becomes what `python -P -c BOOTSTRAP` would be (own session,
 the run's log on stdout and stderr, /dev/null on stdin, the worktree as its
 cwd and first path entry, exactly the run's environment, `sys.argv == ['-c']`)
-before it runs the bootstrap's steps.
+before it runs the bootstrap's steps. One difference is on purpose: the objects the
+server made are in gc's permanent generation (`gc.freeze()` before each fork), so
+`gc.get_objects()` in a run lists only what the run made.
 
 Protocol, one JSON object a line: requests on the server's stdin (a pipe, as the
 bootstrap's; the server then moves it off 0), replies on the descriptor the
@@ -28,6 +30,7 @@ file on the requests kills what is left and ends the server.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import select
@@ -230,6 +233,10 @@ def _reap(children: dict[int, str], replies: int) -> None:
 def _fork(request: dict[str, Any], initial_path: list[str]) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
+    # As the gc docs advise before fork(): what the server made (pytest, the plugin)
+    # goes to the permanent generation, so a child's collections skip it. pytest's
+    # unconfigure alone collects twice (`gc_collect_harder`): ~50 ms less per run.
+    gc.freeze()
     pid = os.fork()
     if pid:
         return pid
