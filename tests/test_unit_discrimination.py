@@ -52,3 +52,39 @@ def test_the_budget_starts_with_the_first_breakage_not_when_planned():
     assert not found.out_of_time()
     time.sleep(0.1)
     assert found.out_of_time()
+
+
+def test_a_breakage_waits_while_running_ones_may_kill_what_is_left():
+    """One item left and one breakage running: the next waits for it (it would only
+    repeat what that one finds), then does not run if that one killed the item."""
+    import threading
+
+    found = _Found(budget=60)
+    assert found.start() and found.start()  # nothing ran yet: both may start
+    _ran(found, "mutant 1", failed=set(), seen={A})
+    found.done()  # mutant 1 missed A; mutant 2 is still running
+    answer: list[bool] = []
+    waiter = threading.Thread(target=lambda: answer.append(found.start()))
+    waiter.start()
+    waiter.join(timeout=0.3)
+    assert waiter.is_alive()  # waiting for mutant 2
+    _ran(found, "mutant 2", failed={A}, seen={A})
+    found.done()
+    waiter.join(timeout=5)
+    assert answer == [False]
+
+
+def test_a_breakage_starts_when_the_running_one_missed():
+    import threading
+
+    found = _Found(budget=60)
+    assert found.start()
+    _ran(found, "mutant 1", failed=set(), seen={A, B})  # two left, one running: start
+    assert found.start()
+    found.done()
+    found.done()
+    answer: list[bool] = []
+    waiter = threading.Thread(target=lambda: answer.append(found.start()))
+    waiter.start()
+    waiter.join(timeout=5)
+    assert answer == [True]

@@ -50,7 +50,8 @@ class _Found:
     seen: set[str] = field(default_factory=set)  # the files' items, as the runs collected them
     over_budget: bool = False  # a breakage that was needed did not run in time
     deadline: float | None = None  # set when the first breakage starts
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    in_flight: int = 0  # breakages running now
+    lock: threading.Condition = field(default_factory=threading.Condition)
 
     def killed_by(self, nodeid: str) -> list[str]:
         path = nodeid.split("::", 1)[0]
@@ -64,7 +65,34 @@ class _Found:
         """Every item the runs collected has failed against something (the change's
         items that passed on head are among them, so the rest need not run)."""
         with self.lock:
-            return bool(self.ran) and all(self.killed_by(n) for n in self.seen)
+            return self._nothing_left()
+
+    def _nothing_left(self) -> bool:
+        return bool(self.ran) and all(self.killed_by(n) for n in self.seen)
+
+    def _enough_in_flight(self) -> bool:
+        """As many breakages are running as items are left to kill (unknown before
+        the first run ends): one more could only repeat what they will find."""
+        if not self.ran:
+            return False
+        alive = sum(1 for n in self.seen if not self.killed_by(n))
+        return self.in_flight >= alive
+
+    def start(self) -> bool:
+        """Wait while the running breakages may still kill what is left; then
+        whether this one should run (it is counted as running if so)."""
+        with self.lock:
+            while self.in_flight and self._enough_in_flight():
+                self.lock.wait(timeout=1.0)
+            if self._nothing_left():
+                return False
+            self.in_flight += 1
+            return True
+
+    def done(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
+            self.lock.notify_all()
 
     def out_of_time(self) -> bool:
         with self.lock:
@@ -212,25 +240,34 @@ def _task(
     ctx: PhaseContext, index: int, breakage: Breakage, files: frozenset[str], found: _Found
 ) -> Callable[[], None]:
     def run() -> None:
-        if found.nothing_left():
+        if not found.start():
             return  # every item already failed against broken code: nothing left to learn
-        if found.out_of_time():
-            found.over_budget = True  # this breakage is not tried (the report says so)
-            return
-        patch = ctx.scratch / f"discrimination-{index}.patch"
-        patch.write_bytes(breakage.patch)
-        request = RunRequest(
-            f"discrimination {index}",
-            Role.UNTRUSTED,
-            ctx.plan.head_rules,
-            allow_files=tuple(sorted(files)),
-            environment=ctx.state.environment,
-        )
-        with ctx.pool.lease(ctx.plan.head) as worktree:
-            if worktree.apply_patch(patch) is not None:
-                return  # does not apply to head: nothing to learn from it
-            result = run_pytest(request, worktree.path, ctx.scratch, ctx.timeout)
-        if not result.error:
-            found.record(breakage.name, result, files)
+        try:
+            _break(ctx, index, breakage, files, found)
+        finally:
+            found.done()
 
     return run
+
+
+def _break(
+    ctx: PhaseContext, index: int, breakage: Breakage, files: frozenset[str], found: _Found
+) -> None:
+    if found.out_of_time():
+        found.over_budget = True  # this breakage is not tried (the report says so)
+        return
+    patch = ctx.scratch / f"discrimination-{index}.patch"
+    patch.write_bytes(breakage.patch)
+    request = RunRequest(
+        f"discrimination {index}",
+        Role.UNTRUSTED,
+        ctx.plan.head_rules,
+        allow_files=tuple(sorted(files)),
+        environment=ctx.state.environment,
+    )
+    with ctx.pool.lease(ctx.plan.head) as worktree:
+        if worktree.apply_patch(patch) is not None:
+            return  # does not apply to head: nothing to learn from it
+        result = run_pytest(request, worktree.path, ctx.scratch, ctx.timeout)
+    if not result.error:
+        found.record(breakage.name, result, files)
