@@ -434,6 +434,7 @@ def test_an_internal_crash_is_gate_error_with_artifacts_and_traceback(sample, mo
 
 def test_an_error_outside_the_gate_is_one_line_and_exit_2(sample, capsys, monkeypatch):
     import andgate.check
+    import andgate.phases.planning
 
     def explode(*args, **kwargs):
         raise RuntimeError("reporter broke\nsecond line")
@@ -442,7 +443,8 @@ def test_an_error_outside_the_gate_is_one_line_and_exit_2(sample, capsys, monkey
         raise andgate.check.AndgateError("no pytest process needed")
 
     monkeypatch.setattr(andgate.check, "write_artifacts", explode)
-    monkeypatch.setattr(andgate.check, "make_plan", gate_error)  # the verdict is not the point
+    # the verdict is not the point
+    monkeypatch.setattr(andgate.phases.planning, "make_plan", gate_error)
     monkeypatch.chdir(sample.path)
     head = sample.change(honest_fix)
     code = main(["check", "--base", sample.base, "--head", head, "--quiet"])

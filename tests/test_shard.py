@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from andgate.phases.context import queue_beside_last
+from andgate.phases.context import queue_after_shards
 from andgate.report import merge_junit
 from andgate.sample import SampleRepo
 from andgate.shard import (
@@ -45,15 +45,13 @@ def test_small_suites_are_not_split():
     assert shard_of("x.py", 3, {"x.py": 2}) == 2
 
 
-def test_a_small_process_queues_beside_the_last_shard_which_gets_less():
-    """The base pin (collect-only) and the frozen flakes share the last shard's
-    core: they go just before it in the queue, and it gets that much less source."""
+def test_a_small_process_queues_after_the_shards_and_the_last_gets_less():
+    """The base pin (collect-only) and the frozen flakes follow the shards in the
+    queue, so every shard starts at once; the last shard gets that much less source,
+    so it is the one that ends first and takes the small process."""
     tasks = ["shard 0", "shard 1"]
-    queue_beside_last(tasks, "small")
-    assert tasks == ["shard 0", "small", "shard 1"]
-    alone: list[str] = []
-    queue_beside_last(alone, "small")
-    assert alone == ["small"]
+    queue_after_shards(tasks, "small")
+    assert tasks == ["shard 0", "shard 1", "small"]
     files = {f"tests/test_{i}.py": 12_000 for i in range(10)}
     preload = collect_only_weight(files)
     assert preload == STARTUP_BYTES + 40_000

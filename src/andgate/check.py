@@ -16,36 +16,30 @@ from __future__ import annotations
 
 import hashlib
 import traceback
-from pathlib import Path
 
 from andgate.approvals import gather_approvals
-from andgate.authorship import oracle_file_rule, sort_changes
-from andgate.config import BaseConfig, load_base_config, runs_xdist
+from andgate.config import BaseConfig, load_base_config
 from andgate.errors import AndgateError, Interrupted, ManifestError
-from andgate.freeze import freeze_facts
 from andgate.git import Change, Git
 from andgate.github import approved_logins
-from andgate.installed import find_installed_project
-from andgate.inventory import build_inventory, ineffective_freezes, oracle_holders
 from andgate.locks import lock_facts
 from andgate.options import CheckOptions
-from andgate.paths import ConfigChanges, config_changes
+from andgate.paths import config_changes
 from andgate.phases.context import PhaseContext
 from andgate.phases.discrimination import plan_discrimination
+from andgate.phases.inventory import run_inventory_phase
 from andgate.phases.oracle import run_oracle_phase
+from andgate.phases.planning import plan_phases
 from andgate.phases.production import scan_change
 from andgate.phases.property import run_property_phase
 from andgate.phases.untrusted import run_untrusted_phase
-from andgate.plan import make_plan
 from andgate.records import Finding, Warning_
 from andgate.refs import refuse_empty_range, resolve_base, uncommitted_warning
 from andgate.report import Artifacts, claim_artifacts_for, write_artifacts
-from andgate.run import RunEnvironment, fork_server_session, prestart_fork_server
-from andgate.seeds import default_hypothesis_seed
-from andgate.state import CheckState, RunName
+from andgate.run import fork_server_session, prestart_fork_server
+from andgate.state import CheckState
 from andgate.verdict import Verdict, decide
-from andgate.work import plan_work
-from andgate.worktree import WorktreePool, scratch_dir, worktree_pool
+from andgate.worktree import scratch_dir, worktree_pool
 
 
 def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
@@ -102,26 +96,13 @@ def _gate(opts: CheckOptions, state: CheckState) -> None:
             Finding(Warning_.ORACLE_FROM_PRODUCTION, d) for d in scan.oracle_from_production
         ]
         state.lock = lock_facts(git, base, head, config.manifest, approved=bool(approvers))
-        _run_phases(
-            git, opts, state, config, differs, changes, scratch, pool, approved=bool(approvers)
-        )
+        trees = (scratch, pool)
+        ctx = plan_phases(git, opts, state, config, differs, trees, approved=bool(approvers))
+        _run_phases(ctx, git, opts, changes)
     state.annotate_junit()
-    runs = state.runs
-    state.inventory = build_inventory(
-        *(runs.get(n) for n in (RunName.UNTRUSTED, RunName.ORACLE, RunName.PROPERTY, RunName.FLAKE))
+    run_inventory_phase(
+        state, config, changes, differs, scan, approved_by=approvers, today=opts.today
     )
-    holders = oracle_holders(state.inventory, runs.get(RunName.BASE_ORACLE))
-    state.changes = sort_changes(
-        changes,
-        config.manifest,
-        is_oracle_file=oracle_file_rule(config.manifest, holders),
-        config_differs=differs,
-        approved_by=approvers,
-        test_side=config.test_side,
-        scan=scan,
-    )
-    ineffective = ineffective_freezes(config.live_freeze_ids(opts.today), state.inventory)
-    state.freezes = freeze_facts(config.freezes, opts.today, ineffective)
 
 
 def _commits(git: Git, opts: CheckOptions, state: CheckState) -> tuple[str, str]:
@@ -152,43 +133,13 @@ def _base_config(git: Git, opts: CheckOptions, state: CheckState, base: str) -> 
     return config
 
 
-def _run_phases(
-    git: Git,
-    opts: CheckOptions,
-    state: CheckState,
-    config: BaseConfig,
-    differs: ConfigChanges,
-    changes: list[Change],
-    scratch: Path,
-    pool: WorktreePool,
-    *,
-    approved: bool,
-) -> None:
-    """Plan the trees, then run the phases in order of trust, each in worktrees of `pool`."""
-    base, head = state.base or "", state.head or ""
-    live = config.live_freeze_ids(opts.today)
-    plan = make_plan(
-        git, base, head, config, approved=approved, live_freezes=live,
-        config_differs=differs, scratch=scratch,
-    )  # fmt: skip
-    work = plan_work(plan, config, opts.split, opts.combine)
-    state.plan_digest, state.unit_names = work.digest, work.names
-    state.environment = RunEnvironment(
-        checkout=git.repo,
-        project=find_installed_project(git.repo, plan.head_paths),
-        scrub_env=config.manifest.scrub_env,
-    )
-    seed = opts.hypothesis_seed
-    state.property_seed = default_hypothesis_seed(base) if seed is None else seed
-    ctx = PhaseContext(
-        plan, config, pool, scratch, state, opts.jobs, opts.timeout, opts.cache_dir,
-        approved, work, opts.progress, user_xdist=runs_xdist(git, plan.base, plan.head),
-    )  # fmt: skip
+def _run_phases(ctx: PhaseContext, git: Git, opts: CheckOptions, changes: list[Change]) -> None:
+    """The test phases in order of trust, each in worktrees of the check's pool."""
     run_oracle_phase(ctx)
     run_property_phase(ctx)
     discrimination = plan_discrimination(
         ctx, git, changes, budget=opts.discrimination_budget, enabled=opts.discrimination
     )
     run_untrusted_phase(ctx, beside=discrimination.tasks)
-    state.capture()
+    ctx.state.capture()
     discrimination.finish()

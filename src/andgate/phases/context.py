@@ -20,12 +20,13 @@ from andgate.work import Work
 from andgate.worktree import WorktreePool
 
 
-def queue_beside_last(tasks: list[Callable[[], object]], small: Callable[[], object]) -> None:
-    """Put a small process's task just before a class's last shard: with `--jobs`
-    workers taking tasks in order, it shares that shard's core (whose share of
-    the files `shards(..., last_preload=...)` made smaller), and the other shards
-    start at once."""
-    tasks.insert(max(len(tasks) - 1, 0), small)
+def queue_after_shards(tasks: list[Callable[[], object]], small: Callable[[], object]) -> None:
+    """Queue a small process's task after a class's shards, whose last one got that
+    much less source (`shards(..., last_preload=...)`): with `--jobs` workers taking
+    tasks in order, every shard starts at once, and the small one follows the shard
+    that ends first (the lighter one, when the sizes tell the run times right; when
+    they do not, as with one heavily parametrised file, no shard waits behind it)."""
+    tasks.append(small)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from andgate.phases.context import PhaseContext, queue_beside_last
+from andgate.phases.context import PhaseContext, queue_after_shards
 from andgate.records import Role
 from andgate.run import RunRequest, class_facts
 from andgate.shard import STARTUP_BYTES
@@ -43,7 +43,7 @@ def run_untrusted_phase(ctx: PhaseContext, beside: Sequence[Callable[[], None]] 
         else:
             task = ctx.task(RunName.FLAKE, flake, plan.head)
             state.units_ran[FLAKE] = RunName.FLAKE
-        queue_beside_last(tasks, task)
+        queue_after_shards(tasks, task)
     ctx.run("untrusted phase", [*tasks, *beside])
     ctx.merge_class(RunName.UNTRUSTED)
     state.untrusted = class_facts(state.runs.get(RunName.UNTRUSTED), Role.UNTRUSTED)

@@ -1,0 +1,53 @@
+"""The plan phase: the trees and file sets (`plan.py`), this machine's units of work,
+the runs' environment and the property seed, as the one `PhaseContext` every test
+phase works with. git only: no test code runs here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from andgate.config import BaseConfig, runs_xdist
+from andgate.git import Git
+from andgate.installed import find_installed_project
+from andgate.options import CheckOptions
+from andgate.paths import ConfigChanges
+from andgate.phases.context import PhaseContext
+from andgate.plan import make_plan
+from andgate.run import RunEnvironment
+from andgate.seeds import default_hypothesis_seed
+from andgate.state import CheckState
+from andgate.work import plan_work
+from andgate.worktree import WorktreePool
+
+
+def plan_phases(
+    git: Git,
+    opts: CheckOptions,
+    state: CheckState,
+    config: BaseConfig,
+    differs: ConfigChanges,
+    trees: tuple[Path, WorktreePool],
+    *,
+    approved: bool,
+) -> PhaseContext:
+    """`trees`: the check's scratch folder and its pool of worktrees."""
+    scratch, pool = trees
+    base, head = state.base or "", state.head or ""
+    live = config.live_freeze_ids(opts.today)
+    plan = make_plan(
+        git, base, head, config, approved=approved, live_freezes=live,
+        config_differs=differs, scratch=scratch,
+    )  # fmt: skip
+    work = plan_work(plan, config, opts.split, opts.combine)
+    state.plan_digest, state.unit_names = work.digest, work.names
+    state.environment = RunEnvironment(
+        checkout=git.repo,
+        project=find_installed_project(git.repo, plan.head_paths),
+        scrub_env=config.manifest.scrub_env,
+    )
+    seed = opts.hypothesis_seed
+    state.property_seed = default_hypothesis_seed(base) if seed is None else seed
+    return PhaseContext(
+        plan, config, pool, scratch, state, opts.jobs, opts.timeout, opts.cache_dir,
+        approved, work, opts.progress, user_xdist=runs_xdist(git, plan.base, plan.head),
+    )  # fmt: skip
