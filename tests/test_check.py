@@ -423,7 +423,7 @@ def test_an_internal_crash_is_gate_error_with_artifacts_and_traceback(sample, mo
     def explode(*args, **kwargs):
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(andgate.check, "make_plan", explode)
+    monkeypatch.setattr(andgate.phases.planning, "make_plan", explode)
     run = sample.gate(sample.change(honest_fix))
     assert run.codes == ["GATE_ERROR"]
     assert run.details("GATE_ERROR") == ["internal error: ZeroDivisionError: boom"]

@@ -1197,7 +1197,7 @@ def test_an_internal_error_with_a_multi_line_message_is_one_line(tiny, gate, mon
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("first line\nsecond line\n  third")
 
-    monkeypatch.setattr(andgate.check, "make_plan", explode)
+    monkeypatch.setattr(andgate.phases.planning, "make_plan", explode)
     repo, base = tiny()
     run = gate(repo, base, agent_change(repo))
     assert run.payload["reasons"] == [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -319,3 +320,38 @@ def test_a_prestarted_server_never_configured_ends_quietly(tmp_path, monkeypatch
     stop_fork_server()
     assert pending.proc.returncode == 0
     assert "Traceback" not in (tmp_path / "fork-server.log").read_text(encoding="utf-8")
+
+
+def test_a_run_asked_for_while_the_check_stops_starts_no_process(tmp_path):
+    """Once an interrupt killed the running processes, a worker that picks up its
+    next task (a discrimination run queued behind the untrusted shards) must not
+    start one: a process started then raced the kill and ran to its timeout."""
+    marker = tmp_path / "started"
+    argv = [sys.executable, "-c", f"open({str(marker)!r}, 'w').close()"]
+    run_module._STOPPING.set()
+    try:
+        code, timed_out = run_module._run_session(argv, tmp_path, tmp_path / "log", 60)
+    finally:
+        run_module._STOPPING.clear()
+    assert (code, timed_out) == (-signal.SIGKILL, False)
+    assert not marker.exists()
+    code, _ = run_module._run_session(argv, tmp_path, tmp_path / "log", 60)
+    assert code == 0 and marker.exists()
+
+
+@linux_only
+def test_a_forked_child_is_in_its_own_session_when_the_gate_learns_its_pid(tmp_path, monkeypatch):
+    """The server replies with the pid only after the child's setsid: a kill of the
+    child's process group right away must reach it."""
+    monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
+    server = fork_server(run_module.test_environment(), RunEnvironment(), tmp_path)
+    assert server is not None
+    sessions = []
+    for _ in range(5):
+        launch = json.dumps({"spec": "/nonexistent", "args": []}) + "\n"
+        child = server.start(tmp_path, tmp_path / "log", server.env, launch)
+        assert child is not None and child.pid > 0
+        with contextlib.suppress(ProcessLookupError):
+            sessions.append(os.getsid(child.pid) == child.pid)
+        child.wait(30)
+    assert sessions and all(sessions)

@@ -542,6 +542,10 @@ def _run_session(
         # Started and registered under the lock that kill_orphans holds: a process
         # between fork and registration must never look like an orphan.
         with _RUNNING_LOCK:
+            if _STOPPING.is_set():
+                # The check is being interrupted: a worker that got here after the
+                # kill starts nothing (its result is never read).
+                return -signal.SIGKILL, False
             proc: subprocess.Popen[bytes] | ForkedChild | None = None
             if server is not None and stdin is not None:
                 proc = server.start(cwd, log, env, stdin)
