@@ -190,7 +190,7 @@ def test_a_timeout_kills_the_forked_childs_whole_group(tmp_path, monkeypatch):
     scratch.mkdir()
     assert fork_server(run_module.test_environment(), RunEnvironment(), scratch)
     started = time.monotonic()
-    result = run_pytest(oracle_request("tests/test_hang.py"), root, scratch, timeout=8)
+    result = run_pytest(oracle_request("tests/test_hang.py"), root, scratch, timeout=4)
     assert "timeout" in (result.error or "")
     assert time.monotonic() - started < 60
     daemon = int(pids.read_text())
