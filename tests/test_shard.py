@@ -30,6 +30,15 @@ def test_every_file_belongs_to_exactly_one_shard(files, jobs, other):
         assert sum(s.owns(path) for s in parts) == 1
 
 
+@given(sizes, st.integers(1, 4), st.integers(0, 200_000))
+def test_no_shard_is_left_without_a_file(files, jobs, preload):
+    """A preload heavier than the files (the base pin's collection beside two small
+    oracle files) must not leave a pytest process with nothing to collect."""
+    parts = shards(files, jobs, preload)
+    if len(parts) > 1:
+        assert {parts[0].assign[p] for p in files} == set(range(len(parts)))
+
+
 @given(sizes, st.integers(1, 4))
 def test_balance_is_within_one_file_of_even(files, jobs):
     count = shard_count(files, jobs)

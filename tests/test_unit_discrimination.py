@@ -3,45 +3,63 @@ killed which items, and when the remaining breakages need not run."""
 
 from __future__ import annotations
 
+import threading
 import time
 
-from andgate.phases.discrimination import _Found
+import pytest
+
+from andgate.phases.discrimination import Discrimination, _Found
 
 A = "tests/test_new.py::test_a"
 B = "tests/test_new.py::test_b"
 
 
-def _ran(
-    found: _Found, name: str, failed: set[str], seen: set[str], broken: frozenset[str] = frozenset()
-) -> None:
+def _ran(found: _Found, name: str, failed: set[str], broken: frozenset[str] = frozenset()) -> None:
     found.ran.append(name)
     found.failed[name] = failed
     found.broken_files[name] = set(broken)
-    found.seen |= seen
 
 
-def test_nothing_is_left_only_once_a_run_saw_every_item_fail():
+def test_nothing_is_left_only_once_every_item_that_passed_on_head_failed():
     found = _Found(budget=60)
-    assert not found.nothing_left()  # no breakage ran yet: the items are unknown
-    _ran(found, "mutant 1", failed={A}, seen={A, B})
-    assert not found.nothing_left()  # B passed against it
-    _ran(found, "mutant 2", failed={B}, seen={A, B})
+    _ran(found, "mutant 1", failed={A, B})
+    assert not found.nothing_left()  # head's results are not in yet: never stop early
+    found.know({A, B})
     assert found.nothing_left()
-    assert found.killed_by(A) == ["mutant 1"] and found.killed_by(B) == ["mutant 2"]
+    assert found.killed_by(A) == ["mutant 1"]
 
 
-def test_a_run_that_collects_no_item_leaves_nothing_to_learn():
-    """A change that edits only a test helper: the first run finds no item in the
-    touched files, so the other K + 4 breakages do not start a process each."""
+def test_an_item_that_did_not_pass_on_head_keeps_no_breakage_running():
+    """A skipped or xfail item can never fail: only the items that passed on head
+    count, so one breakage that kills them ends the search."""
     found = _Found(budget=60)
-    _ran(found, "mutant 1", failed=set(), seen=set())
+    found.know({A})  # B was skipped on head
+    _ran(found, "mutant 1", failed={A})
     assert found.nothing_left()
+
+
+def test_a_breakage_that_collects_other_ids_does_not_end_the_search():
+    """A mutant that renames parametrised ids (values from production code) reports
+    none of head's items: they are not killed, so the next breakage still runs."""
+    found = _Found(budget=60)
+    found.know({A})
+    _ran(found, "mutant 1", failed={"tests/test_new.py::test_a[renamed]"})
+    assert not found.nothing_left()
+    assert found.killed_by(A) == []
+
+
+def test_no_item_passed_on_head_leaves_nothing_to_learn():
+    """A change that edits only a test helper: no breakage starts a process."""
+    found = _Found(budget=60)
+    found.know(())
+    assert found.nothing_left() and not found.start()
 
 
 def test_a_file_that_breaks_at_collection_kills_every_item_in_it():
     found = _Found(budget=60)
-    _ran(found, "mutant 1", failed=set(), seen={A, B})
-    _ran(found, "known-bad kb", failed=set(), seen=set(), broken={"tests/test_new.py"})
+    found.know({A, B})
+    _ran(found, "mutant 1", failed=set())
+    _ran(found, "known-bad kb", failed=set(), broken=frozenset({"tests/test_new.py"}))
     assert found.killed_by(A) == found.killed_by(B) == ["known-bad kb"]
     assert found.nothing_left()
 
@@ -57,34 +75,34 @@ def test_the_budget_starts_with_the_first_breakage_not_when_planned():
 def test_a_breakage_waits_while_running_ones_may_kill_what_is_left():
     """One item left and one breakage running: the next waits for it (it would only
     repeat what that one finds), then does not run if that one killed the item."""
-    import threading
-
     found = _Found(budget=60)
-    assert found.start() and found.start()  # nothing ran yet: both may start
-    _ran(found, "mutant 1", failed=set(), seen={A})
+    assert found.start() and found.start()  # head's results unknown: both may start
+    found.know({A})
+    _ran(found, "mutant 1", failed=set())
     found.done()  # mutant 1 missed A; mutant 2 is still running
     answer: list[bool] = []
     waiter = threading.Thread(target=lambda: answer.append(found.start()))
     waiter.start()
     waiter.join(timeout=0.3)
     assert waiter.is_alive()  # waiting for mutant 2
-    _ran(found, "mutant 2", failed={A}, seen={A})
+    _ran(found, "mutant 2", failed={A})
     found.done()
     waiter.join(timeout=5)
     assert answer == [False]
 
 
-def test_a_breakage_starts_when_the_running_one_missed():
-    import threading
+def test_head_is_known_once_the_last_untrusted_process_ended_even_by_an_error():
+    calls: list[str] = []
+    beside = Discrimination([lambda: None], lambda: None, on_head=lambda: calls.append("head"))
 
-    found = _Found(budget=60)
-    assert found.start()
-    _ran(found, "mutant 1", failed=set(), seen={A, B})  # two left, one running: start
-    assert found.start()
-    found.done()
-    found.done()
-    answer: list[bool] = []
-    waiter = threading.Thread(target=lambda: answer.append(found.start()))
-    waiter.start()
-    waiter.join(timeout=5)
-    assert answer == [True]
+    def fails() -> None:
+        raise RuntimeError("interrupted")
+
+    first, second = beside.watching([lambda: None, fails])
+    first()
+    assert calls == []
+    with pytest.raises(RuntimeError):
+        second()
+    assert calls == ["head"]
+    nothing = Discrimination([lambda: None], lambda: None, on_head=lambda: calls.append("none"))
+    assert nothing.watching([]) == [] and calls == ["head", "none"]

@@ -140,6 +140,6 @@ def _run_phases(ctx: PhaseContext, git: Git, opts: CheckOptions, changes: list[C
     discrimination = plan_discrimination(
         ctx, git, changes, budget=opts.discrimination_budget, enabled=opts.discrimination
     )
-    run_untrusted_phase(ctx, beside=discrimination.tasks)
+    run_untrusted_phase(ctx, beside=discrimination)
     ctx.state.capture()
     discrimination.finish()

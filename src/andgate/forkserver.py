@@ -40,6 +40,9 @@ from typing import Any
 
 # The bootstrap's exit code when pytest cannot be imported (run.EXIT_CANNOT_IMPORT).
 EXIT_CANNOT_IMPORT = 121
+# A child reaches its setsid microseconds after the fork; one that has not after
+# this long was stopped, and is killed (its run then fails closed).
+SESSION_WAIT = 5.0
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -243,8 +246,10 @@ def _fork(request: dict[str, Any], initial_path: list[str]) -> int:
     pid = os.fork()
     if pid:
         os.close(in_session_w)
-        with contextlib.suppress(OSError):
-            os.read(in_session_r, 1)  # end of file once the child closed it (or died)
+        with contextlib.suppress(OSError):  # end of file once the child closed it (or died)
+            ready, _, _ = select.select([in_session_r], [], [], SESSION_WAIT)
+            if not ready:  # stopped before its setsid (SIGSTOP): it runs nothing, ever
+                os.kill(pid, signal.SIGKILL)  # still our unreaped child: the pid is its own
         os.close(in_session_r)
         return pid
     code = 1

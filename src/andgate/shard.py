@@ -110,4 +110,9 @@ def shards(
         sizes = {p: n for p, n in sizes.items() if within.owns(p)}
     count = shard_count(sizes, jobs, min_bytes)
     assign = balance(sizes, count, last_preload if count > 1 else 0)
+    while count > 1 and len(set(assign.values())) < count:
+        # A preload heavier than the files leaves the last shard none: a process
+        # that would collect nothing. Fewer shards, then.
+        count -= 1
+        assign = balance(sizes, count, last_preload if count > 1 else 0)
     return [Shard(i, count, assign, within) for i in range(count)]

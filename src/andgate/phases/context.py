@@ -20,6 +20,12 @@ from andgate.work import Work
 from andgate.worktree import WorktreePool
 
 
+def is_part_of(kind: str, run_name: str) -> bool:
+    """Whether a run is (a process of) the class `kind` before `merge_class` folds
+    them: the class itself, a unit (`kind@2`) or a process of either (`kind.1`)."""
+    return run_name == kind or run_name.startswith((f"{kind}.", f"{kind}@"))
+
+
 def queue_after_shards(tasks: list[Callable[[], object]], small: Callable[[], object]) -> None:
     """Queue a small process's task after a class's shards, whose last one got that
     much less source (`shards(..., last_preload=...)`): with `--jobs` workers taking

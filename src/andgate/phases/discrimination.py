@@ -17,12 +17,12 @@ from __future__ import annotations
 import difflib
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from andgate.git import Change, Git
 from andgate.mutate import mutants_of
-from andgate.phases.context import PhaseContext
+from andgate.phases.context import PhaseContext, is_part_of
 from andgate.records import DiscriminationFacts, Outcome, Role
 from andgate.run import RunRequest, RunResult, run_pytest
 from andgate.state import RunName
@@ -41,13 +41,14 @@ class Breakage:
 
 @dataclass
 class _Found:
-    """What the breakages that ran did to the untrusted items of the touched files."""
+    """What the breakages that ran did to the untrusted items of the touched files,
+    and (once the untrusted class's processes ended) which of them passed on head."""
 
     budget: float
     ran: list[str] = field(default_factory=list)
     failed: dict[str, set[str]] = field(default_factory=dict)  # breakage -> items that broke
     broken_files: dict[str, set[str]] = field(default_factory=dict)  # breakage -> files
-    seen: set[str] = field(default_factory=set)  # the files' items, as the runs collected them
+    agent: frozenset[str] | None = None  # passed on head; None until the class ran
     over_budget: bool = False  # a breakage that was needed did not run in time
     deadline: float | None = None  # set when the first breakage starts
     in_flight: int = 0  # breakages running now
@@ -61,21 +62,27 @@ class _Found:
             if nodeid in self.failed[name] or path in self.broken_files[name]
         ]
 
+    def know(self, agent: Iterable[str]) -> None:
+        """The items the report covers: those that passed on head."""
+        with self.lock:
+            self.agent = frozenset(agent)
+            self.lock.notify_all()
+
     def nothing_left(self) -> bool:
-        """Every item the runs collected has failed against something (the change's
-        items that passed on head are among them, so the rest need not run)."""
+        """Every item that passed on head has failed against something: the rest of
+        the breakages need not run. Never before head's results are in."""
         with self.lock:
             return self._nothing_left()
 
     def _nothing_left(self) -> bool:
-        return bool(self.ran) and all(self.killed_by(n) for n in self.seen)
+        return self.agent is not None and all(self.killed_by(n) for n in self.agent)
 
     def _enough_in_flight(self) -> bool:
-        """As many breakages are running as items are left to kill (unknown before
-        the first run ends): one more could only repeat what they will find."""
-        if not self.ran:
+        """As many breakages are running as items are left to kill: one more could
+        only repeat what they will find (unknown before head's results are in)."""
+        if self.agent is None:
             return False
-        alive = sum(1 for n in self.seen if not self.killed_by(n))
+        alive = sum(1 for n in self.agent if not self.killed_by(n))
         return self.in_flight >= alive
 
     def start(self) -> bool:
@@ -101,23 +108,54 @@ class _Found:
                 self.deadline = now + self.budget
             return now > self.deadline
 
-    def record(self, name: str, result: RunResult, files: frozenset[str]) -> None:
+    def record(self, name: str, result: RunResult) -> None:
         collected = {i.facts.nodeid for i in result.selected(Role.UNTRUSTED)}
         with self.lock:
             self.ran.append(name)
-            self.seen |= {n for n in collected if n.split("::", 1)[0] in files}
             self.failed[name] = {n for n in collected if result.outcome(n) in BREAKS}
             self.broken_files[name] = {n.split("::", 1)[0] for n, _ in result.collection_errors}
+            self.lock.notify_all()
 
 
-@dataclass(frozen=True)
 class Discrimination:
     """The report's runs, made before the untrusted phase so that they run beside it
     (the same trust: worktrees of head, only the change's test files), and what
     turns their results into the report once the untrusted class's are in."""
 
-    tasks: list[Callable[[], None]]
-    finish: Callable[[], None]
+    def __init__(
+        self,
+        tasks: list[Callable[[], None]],
+        finish: Callable[[], None],
+        on_head: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.tasks = tasks
+        self.finish = finish
+        self._on_head = on_head
+
+    def watching(self, class_tasks: list[Callable[[], None]]) -> list[Callable[[], None]]:
+        """The untrusted class's tasks, telling the breakages which items passed on
+        head once the last of them ended (the breakages only then stop early)."""
+        if not self.tasks:
+            return class_tasks
+        if not class_tasks:
+            self._on_head()
+            return class_tasks
+        left, lock = [len(class_tasks)], threading.Lock()
+
+        def watched(task: Callable[[], None]) -> Callable[[], None]:
+            def run() -> None:
+                try:
+                    task()
+                finally:
+                    with lock:
+                        left[0] -= 1
+                        last = left[0] == 0
+                    if last:
+                        self._on_head()
+
+            return run
+
+        return [watched(t) for t in class_tasks]
 
 
 def plan_discrimination(
@@ -141,7 +179,8 @@ def plan_discrimination(
     order = {b.name: i for i, b in enumerate(breakages)}  # not the order they finished in
 
     def finish() -> None:
-        agent = _agent_items(ctx, files)
+        run = state.runs.get(RunName.UNTRUSTED)
+        agent = _agent_items([run] if run is not None else [], files)
         if not agent:
             state.discrimination = DiscriminationFacts(required=required)
             return
@@ -152,7 +191,11 @@ def plan_discrimination(
             incomplete=found.over_budget,
         )
 
-    return Discrimination(tasks, finish)
+    def on_head() -> None:
+        parts = [r for name, r in state.runs.items() if is_part_of(RunName.UNTRUSTED, name)]
+        found.know(_agent_items(parts, files))
+
+    return Discrimination(tasks, finish, on_head)
 
 
 def merge_discrimination(
@@ -172,28 +215,27 @@ def merge_discrimination(
 
 
 def _touched_test_files(ctx: PhaseContext, changes: Sequence[Change]) -> frozenset[str]:
-    """The test files the change added or edited that this machine's untrusted units
-    hold (Python files only: a data file or conftest.py holds no test item)."""
+    """The test-side files the change added or edited that this machine's untrusted
+    units hold (any kind: pytest collects `test*.txt` doctests, and a plugin may
+    collect more; a run that finds no item in them ends the search at once)."""
     touched = {c.new_path for c in changes if c.new_path and c.status in "AMRC"}
     units = [u for u in ctx.work.units_of(RunName.UNTRUSTED) if ctx.mine(u.name)]
     return frozenset(
         p
         for p in touched
-        if p in ctx.plan.untrusted_sizes
-        and p.endswith(".py")
-        and p.rpartition("/")[2] != "conftest.py"
-        and any(u.shard is None or u.shard.owns(p) for u in units)
+        if p in ctx.plan.untrusted_sizes and any(u.shard is None or u.shard.owns(p) for u in units)
     )
 
 
-def _agent_items(ctx: PhaseContext, files: frozenset[str]) -> tuple[str, ...]:
-    """Untrusted items in those files that passed on head."""
-    run = ctx.state.runs.get(RunName.UNTRUSTED)
-    if run is None or run.error or not files:
+def _agent_items(runs: Sequence[RunResult], files: frozenset[str]) -> tuple[str, ...]:
+    """Untrusted items in those files that passed on head (in these processes of
+    the untrusted class); none when one of them failed to run."""
+    if not files or not runs or any(run.error for run in runs):
         return ()
     return tuple(
         sorted(
             i.facts.nodeid
+            for run in runs
             for i in run.selected(Role.UNTRUSTED)
             if i.facts.path in files and run.outcome(i.facts.nodeid) is Outcome.PASSED
         )
@@ -270,4 +312,4 @@ def _break(
             return  # does not apply to head: nothing to learn from it
         result = run_pytest(request, worktree.path, ctx.scratch, ctx.timeout)
     if not result.error:
-        found.record(breakage.name, result, files)
+        found.record(breakage.name, result)

@@ -3,9 +3,8 @@ processes, and the frozen_flake class beside it, all in worktrees of head."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 from andgate.phases.context import PhaseContext, queue_after_shards
+from andgate.phases.discrimination import Discrimination
 from andgate.records import Role
 from andgate.run import RunRequest, class_facts
 from andgate.shard import STARTUP_BYTES
@@ -13,9 +12,9 @@ from andgate.state import RunName
 from andgate.units import FLAKE
 
 
-def run_untrusted_phase(ctx: PhaseContext, beside: Sequence[Callable[[], None]] = ()) -> None:
-    """The untrusted and frozen_flake classes; `beside`: tasks of the same trust
-    (the discrimination report's runs), queued after theirs in the same pool."""
+def run_untrusted_phase(ctx: PhaseContext, beside: Discrimination | None = None) -> None:
+    """The untrusted and frozen_flake classes; `beside`: the discrimination report's
+    runs (the same trust), queued after theirs in the same pool."""
     plan, state = ctx.plan, ctx.state
     request = RunRequest(
         "untrusted",
@@ -29,6 +28,8 @@ def run_untrusted_phase(ctx: PhaseContext, beside: Sequence[Callable[[], None]] 
     tasks = ctx.class_tasks(
         RunName.UNTRUSTED, request, plan.head, plan.untrusted_sizes, last_preload=flake_weight
     )
+    if beside is not None:
+        tasks = beside.watching(tasks)
     if plan.flake_candidates and ctx.mine(FLAKE):
         flake = RunRequest(
             "flake",
@@ -44,7 +45,7 @@ def run_untrusted_phase(ctx: PhaseContext, beside: Sequence[Callable[[], None]] 
             task = ctx.task(RunName.FLAKE, flake, plan.head)
             state.units_ran[FLAKE] = RunName.FLAKE
         queue_after_shards(tasks, task)
-    ctx.run("untrusted phase", [*tasks, *beside])
+    ctx.run("untrusted phase", [*tasks, *(beside.tasks if beside is not None else [])])
     ctx.merge_class(RunName.UNTRUSTED)
     state.untrusted = class_facts(state.runs.get(RunName.UNTRUSTED), Role.UNTRUSTED)
     flake_run = state.runs.get(RunName.FLAKE)
