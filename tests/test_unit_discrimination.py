@@ -52,7 +52,7 @@ def test_no_item_passed_on_head_leaves_nothing_to_learn():
     """A change that edits only a test helper: no breakage starts a process."""
     found = _Found(budget=60)
     found.know(())
-    assert found.nothing_left() and not found.start()
+    assert found.nothing_left() and not found.start(0)
 
 
 def test_a_file_that_breaks_at_collection_kills_every_item_in_it():
@@ -76,12 +76,12 @@ def test_a_breakage_waits_while_running_ones_may_kill_what_is_left():
     """One item left and one breakage running: the next waits for it (it would only
     repeat what that one finds), then does not run if that one killed the item."""
     found = _Found(budget=60)
-    assert found.start() and found.start()  # head's results unknown: both may start
+    assert found.start(0) and found.start(1)  # head's results unknown: both may start
     found.know({A})
     _ran(found, "mutant 1", failed=set())
     found.done()  # mutant 1 missed A; mutant 2 is still running
     answer: list[bool] = []
-    waiter = threading.Thread(target=lambda: answer.append(found.start()))
+    waiter = threading.Thread(target=lambda: answer.append(found.start(2)), daemon=True)
     waiter.start()
     waiter.join(timeout=0.3)
     assert waiter.is_alive()  # waiting for mutant 2
@@ -106,3 +106,37 @@ def test_head_is_known_once_the_last_untrusted_process_ended_even_by_an_error():
     assert calls == ["head"]
     nothing = Discrimination([lambda: None], lambda: None, on_head=lambda: calls.append("none"))
     assert nothing.watching([]) == [] and calls == ["head", "none"]
+
+
+def test_a_waiting_breakage_is_not_overtaken_by_a_later_one():
+    """Breakages start in their order: the worker whose breakage just ended takes
+    the next task at once, and it must not take the place of the one already
+    waiting (it did: the killer then ran last, after every known-bad fixture)."""
+    found = _Found(budget=60)
+    found.know({A})
+    assert found.start(0)  # one running, one item left
+    order: list[int] = []
+
+    def breakage(index: int) -> None:
+        if found.start(index):
+            order.append(index)
+
+    waiting = threading.Thread(target=breakage, args=(1,), daemon=True)
+    waiting.start()
+    time.sleep(0.2)  # breakage 1 waits
+
+    def ends_then_takes_the_next() -> None:
+        with found.lock:  # as a worker does, before the woken one can run
+            _ran(found, "mutant 1", failed=set())
+            found.done()
+            breakage(2)
+
+    worker = threading.Thread(target=ends_then_takes_the_next, daemon=True)
+    worker.start()
+    waiting.join(timeout=5)
+    time.sleep(0.2)
+    assert order == [1] and worker.is_alive()  # 2 waits behind 1, then for room
+    _ran(found, "mutant 2", failed={A})
+    found.done()
+    worker.join(timeout=5)
+    assert order == [1]  # and breakage 2 had nothing left to learn

@@ -52,6 +52,7 @@ class _Found:
     over_budget: bool = False  # a breakage that was needed did not run in time
     deadline: float | None = None  # set when the first breakage starts
     in_flight: int = 0  # breakages running now
+    waiting: set[int] = field(default_factory=set)  # breakages waiting to start, by index
     lock: threading.Condition = field(default_factory=threading.Condition)
 
     def killed_by(self, nodeid: str) -> list[str]:
@@ -79,22 +80,32 @@ class _Found:
 
     def _enough_in_flight(self) -> bool:
         """As many breakages are running as items are left to kill: one more could
-        only repeat what they will find (unknown before head's results are in)."""
+        only repeat what they will find (unknown before head's results are in), and
+        would outlive the one that kills the last item, at the phase's end."""
         if self.agent is None:
             return False
         alive = sum(1 for n in self.agent if not self.killed_by(n))
         return self.in_flight >= alive
 
-    def start(self) -> bool:
-        """Wait while the running breakages may still kill what is left; then
-        whether this one should run (it is counted as running if so)."""
+    def start(self, index: int) -> bool:
+        """Wait while the running breakages may still kill what is left, and while
+        an earlier breakage waits (they start in their order: a later one must not
+        take the place of the one waiting); then whether this one should run (it
+        is counted as running if so)."""
         with self.lock:
-            while self.in_flight and self._enough_in_flight():
-                self.lock.wait(timeout=1.0)
-            if self._nothing_left():
-                return False
-            self.in_flight += 1
-            return True
+            self.waiting.add(index)
+            try:
+                while not self._nothing_left() and (
+                    (self.in_flight and self._enough_in_flight()) or index != min(self.waiting)
+                ):
+                    self.lock.wait(timeout=1.0)
+                if self._nothing_left():
+                    return False
+                self.in_flight += 1
+                return True
+            finally:
+                self.waiting.discard(index)
+                self.lock.notify_all()
 
     def done(self) -> None:
         with self.lock:
@@ -282,7 +293,7 @@ def _task(
     ctx: PhaseContext, index: int, breakage: Breakage, files: frozenset[str], found: _Found
 ) -> Callable[[], None]:
     def run() -> None:
-        if not found.start():
+        if not found.start(index):
             return  # every item already failed against broken code: nothing left to learn
         try:
             _break(ctx, index, breakage, files, found)
