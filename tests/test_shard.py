@@ -5,7 +5,6 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from andgate.phases.context import queue_after_shards
 from andgate.report import merge_junit
 from andgate.sample import SampleRepo
 from andgate.shard import (
@@ -54,13 +53,10 @@ def test_small_suites_are_not_split():
     assert shard_of("x.py", 3, {"x.py": 2}) == 2
 
 
-def test_a_small_process_queues_after_the_shards_and_the_last_gets_less():
+def test_the_last_shard_gets_less_by_the_small_process_queued_after_it():
     """The base pin (collect-only) and the frozen flakes follow the shards in the
-    queue, so every shard starts at once; the last shard gets that much less source,
-    so it is the one that ends first and takes the small process."""
-    tasks = ["shard 0", "shard 1"]
-    queue_after_shards(tasks, "small")
-    assert tasks == ["shard 0", "shard 1", "small"]
+    queue; the last shard gets that much less source, so it ends first and takes
+    the small process."""
     files = {f"tests/test_{i}.py": 12_000 for i in range(10)}
     preload = collect_only_weight(files)
     assert preload == STARTUP_BYTES + 40_000

@@ -26,15 +26,6 @@ def is_part_of(kind: str, run_name: str) -> bool:
     return run_name == kind or run_name.startswith((f"{kind}.", f"{kind}@"))
 
 
-def queue_after_shards(tasks: list[Callable[[], object]], small: Callable[[], object]) -> None:
-    """Queue a small process's task after a class's shards, whose last one got that
-    much less source (`shards(..., last_preload=...)`): with `--jobs` workers taking
-    tasks in order, every shard starts at once, and the small one follows the shard
-    that ends first (the lighter one, when the sizes tell the run times right; when
-    they do not, as with one heavily parametrised file, no shard waits behind it)."""
-    tasks.append(small)
-
-
 @dataclass(frozen=True)
 class PhaseContext:
     """One check's plan, base config, worktrees, scratch folder, limits and state."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from andgate.cache import KillerCache
-from andgate.phases.context import PhaseContext, queue_after_shards
+from andgate.phases.context import PhaseContext
 from andgate.records import ItemResult, OracleFacts, Outcome, Role
 from andgate.replay import known_bad_facts, replay_fixture
 from andgate.run import RunRequest, RunResult, class_facts, collection_error_lines
@@ -37,7 +37,10 @@ def run_oracle_phase(ctx: PhaseContext) -> None:
             RunName.ORACLE, request, plan.trusted, plan.oracle_sizes, last_preload=preload
         )
     if base_pin is not None:
-        queue_after_shards(tasks, base_pin)
+        # After the shards, so every shard starts at once: the last one, lighter by the
+        # pin's weight, ends first and takes it. Before it, a shard the sizes misjudge
+        # (one heavily parametrised file) would wait behind the whole collection.
+        tasks.append(base_pin)
     tasks += _replay_tasks(ctx, request)
     ctx.run("oracle phase", tasks)
     ctx.merge_class(RunName.ORACLE)

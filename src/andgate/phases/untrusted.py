@@ -3,7 +3,7 @@ processes, and the frozen_flake class beside it, all in worktrees of head."""
 
 from __future__ import annotations
 
-from andgate.phases.context import PhaseContext, queue_after_shards
+from andgate.phases.context import PhaseContext
 from andgate.phases.discrimination import Discrimination
 from andgate.records import Role
 from andgate.run import RunRequest, class_facts
@@ -44,7 +44,7 @@ def run_untrusted_phase(ctx: PhaseContext, beside: Discrimination | None = None)
         else:
             task = ctx.task(RunName.FLAKE, flake, plan.head)
             state.units_ran[FLAKE] = RunName.FLAKE
-        queue_after_shards(tasks, task)
+        tasks.append(task)  # after the shards: the last, lighter one ends first and takes it
     ctx.run("untrusted phase", [*tasks, *(beside.tasks if beside is not None else [])])
     ctx.merge_class(RunName.UNTRUSTED)
     state.untrusted = class_facts(state.runs.get(RunName.UNTRUSTED), Role.UNTRUSTED)
