@@ -4,6 +4,7 @@ project's installed distributions (`installed.py`), without pip or pytest runs."
 from __future__ import annotations
 
 import json
+import os
 import sys
 import types
 from pathlib import Path
@@ -121,3 +122,19 @@ def test_distributions_installed_from_the_checkout_are_found(tmp_path, monkeypat
     project = installed.find_installed_project(repo, ["src/pkg/__init__.py", "tests/test_a.py"])
     assert project.names == ("pkg",)
     assert project.roots == ("src",)
+
+
+def test_real_paths_resolves_linked_folders_and_linked_files_like_realpath(tmp_path):
+    outside = tmp_path / "checkout"
+    (outside / "pkg").mkdir(parents=True)
+    (outside / "pkg" / "mod.py").write_text("")
+    (outside / "single.py").write_text("")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "pkg").symlink_to(outside / "pkg")  # a linked package folder
+    (site / "single.py").symlink_to(outside / "single.py")  # flit --symlink, one module
+    (site / "plain.py").write_text("")
+    real = redirect.real_paths()
+    paths = [site / "pkg" / "mod.py", site / "single.py", site / "plain.py", site / "pkg" / ".."]
+    for path in [*paths, *paths]:  # the second time from the folder cache
+        assert real(str(path)) == os.path.realpath(path)

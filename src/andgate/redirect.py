@@ -33,18 +33,38 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def remapper(checkout: str, worktree: str) -> Remap:
+def real_paths() -> Callable[[str], str]:
+    """`os.path.realpath` for many paths in few folders: each folder is resolved
+    once, and a path itself only when it is a link (flit's `--symlink` install
+    links single modules). A pytest process holds hundreds of modules from a few
+    dozen folders, and resolving each file alone cost it tens of milliseconds."""
+    folders: dict[str, str] = {}
+
+    def real(path: str) -> str:
+        folder, name = os.path.split(path)
+        if name in ("", ".", "..") or os.path.islink(path):
+            return os.path.realpath(path)
+        resolved = folders.get(folder)
+        if resolved is None:
+            resolved = folders[folder] = os.path.realpath(folder)
+        return os.path.join(resolved, name)
+
+    return real
+
+
+def remapper(checkout: str, worktree: str, real: Callable[[str], str] | None = None) -> Remap:
     """A function from a path in the checkout to its counterpart in the worktree
     (None when the path is elsewhere, already in the worktree, or untracked)."""
     checkout, worktree = os.path.realpath(checkout), os.path.realpath(worktree)
+    real = real or real_paths()
 
     def remap(path: str) -> str | None:
         if not isinstance(path, str) or not os.path.isabs(path):
             return None
-        real = os.path.realpath(path)
-        if _inside(real, worktree) or not _inside(real, checkout):
+        resolved = real(path)
+        if _inside(resolved, worktree) or not _inside(resolved, checkout):
             return None
-        counterpart = os.path.join(worktree, os.path.relpath(real, checkout))
+        counterpart = os.path.join(worktree, os.path.relpath(resolved, checkout))
         return counterpart if os.path.exists(counterpart) else None
 
     return remap
@@ -101,7 +121,8 @@ def apply(checkout: str, worktree: str, roots: Iterable[str] = ()) -> None:
 def foreign_modules(checkout: str, worktree: str, names: Iterable[str]) -> list[str]:
     """Modules this process imported from somewhere other than the worktree:
     any with a counterpart in the checkout, and any of the project's names."""
-    remap = remapper(checkout, worktree)
+    real = real_paths()
+    remap = remapper(checkout, worktree, real)
     worktree_real = os.path.realpath(worktree)
     project = set(names)
     found = []
@@ -110,7 +131,7 @@ def foreign_modules(checkout: str, worktree: str, names: Iterable[str]) -> list[
         if not isinstance(file, str):
             continue
         top = name.partition(".")[0]
-        elsewhere = top in project and not _inside(os.path.realpath(file), worktree_real)
+        elsewhere = top in project and not _inside(real(file), worktree_real)
         if remap(file) or elsewhere:
             found.append(f"{name} from {file}")
     return sorted(found)
