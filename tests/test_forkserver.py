@@ -355,3 +355,17 @@ def test_a_forked_child_is_in_its_own_session_when_the_gate_learns_its_pid(tmp_p
             sessions.append(os.getsid(child.pid) == child.pid)
         child.wait(30)
     assert sessions and all(sessions)
+
+
+def test_the_server_preimports_what_every_run_imports_but_not_readline():
+    """pdb and the metadata parser load in every run anyway; readline must load in
+    the run itself (pytest imports it there to bind it to the run's stdio)."""
+    import subprocess
+
+    probe = (
+        "import sys, andgate.forkserver as f\n"
+        "f._preimport()\n"
+        "print(all(n in sys.modules for n in f.STDLIB_RUN), 'readline' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-P", "-c", probe], capture_output=True, timeout=60)
+    assert out.stdout.split() == [b"True", b"False"], out.stderr

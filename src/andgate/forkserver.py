@@ -73,6 +73,13 @@ def _tainted(config: dict[str, Any], before: set[str]) -> list[str]:
     return found
 
 
+# Standard-library modules every pytest run imports (its debugging plugin
+# imports pdb, its entry-point scan parses distributions' metadata with email).
+# Not readline: pytest imports it in each run on purpose, to bind it to that
+# run's stdio.
+STDLIB_RUN = ("pdb", "email.parser", "email.feedparser", "hmac", "secrets", "queue")
+
+
 def _preimport() -> None:
     """The `_pytest` modules `pytest.main` imports anyway, before any repository
     code exists here. Not the `pytest11` plugins' modules: pytest marks every
@@ -85,11 +92,14 @@ def _preimport() -> None:
     import _pytest.config
 
     extra = [f"_pytest.{name}" for name in _pytest.config.default_plugins]
-    for name in (*extra, "_pytest.assertion.rewrite", "_pytest.assertion.util"):
+    for name in (*extra, "_pytest.assertion.rewrite", "_pytest.assertion.util", *STDLIB_RUN):
         try:
             importlib.import_module(name)
         except Exception:  # an optional module; pytest.main copes without it
             continue
+    import _pytest.junitxml
+
+    _pytest.junitxml.bin_xml_escape("")  # compiles (and caches) its pattern once, here
 
 
 def _threads() -> int:
