@@ -370,8 +370,8 @@ def test_a_reused_worktree_never_runs_stale_bytecode(make_repo, tmp_path):
     two = repo.commit("two")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
-    def value(worktree) -> str:
-        argv = [sys.executable, "-c", "import m; print(m.X)"]
+    def value(worktree, module: str = "m") -> str:
+        argv = [sys.executable, "-c", f"import {module}; print({module}.X)"]
         return subprocess.run(
             argv, cwd=worktree.path, env=env, capture_output=True, text=True, check=True
         ).stdout.strip()
@@ -392,6 +392,25 @@ def test_a_reused_worktree_never_runs_stale_bytecode(make_repo, tmp_path):
             assert worktree.apply_patch(patch) is None
             as_old_as(worktree, compiled)
             assert value(worktree) == "3"
+        with pool.lease(one) as worktree:  # the same commit again, after the patch
+            as_old_as(worktree, compiled)
+            assert value(worktree) == "1"
+            (worktree.path / "m.py").write_text("X = 4\n")  # a test rewrites a source
+            later = compiled.st_mtime_ns + 10**10  # not within the second of the last
+            os.utime(worktree.path / "m.py", ns=(later, later))
+            assert value(worktree) == "4"
+            compiled = os.stat(worktree.path / "m.py")
+        with pool.lease(one) as worktree:
+            as_old_as(worktree, compiled)
+            assert value(worktree) == "1"
+            (worktree.path / "n.py").write_text("X = 5\n")  # and leaves a module behind
+            assert value(worktree, "n") == "5"
+            made = os.stat(worktree.path / "n.py")
+        with pool.lease(one) as worktree:
+            assert not (worktree.path / "n.py").exists()
+            (worktree.path / "n.py").write_text("X = 6\n")
+            os.utime(worktree.path / "n.py", ns=(made.st_atime_ns, made.st_mtime_ns))
+            assert value(worktree, "n") == "6"
 
 
 def test_no_pytest_process_starts_once_an_interrupt_is_being_handled(tmp_path):

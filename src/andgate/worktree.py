@@ -68,8 +68,7 @@ class Worktree:
                 self._add(commit)
             self.admin_dir = self._read_admin_dir()
             return
-        self._drop_bytecode(self._paths("diff", "--name-only", "--no-renames", "-z", commit))
-        self._drop_bytecode(self._paths("ls-files", "-z", "--others", "--", "*.py"))
+        self._drop_bytecode(self._rewritten_by_checkout(commit))
         self._git("checkout", "--quiet", "--force", "--detach", commit)
         self._git("clean", "-ffdqx", "-e", "__pycache__")
 
@@ -83,6 +82,27 @@ class Worktree:
             # A `git worktree add` that andgate does not lock (the user's own) raced us.
             shutil.rmtree(self.path, ignore_errors=True)
             self.git.run(*args)
+
+    def _rewritten_by_checkout(self, commit: str) -> list[str]:
+        """Every path that checking out `commit` and cleaning will rewrite or delete:
+        what differs from HEAD (staged, unstaged, untracked or ignored) and, when
+        HEAD is not `commit`, what differs between the two. One `git status` walks
+        the tree once, where a diff and an ls-files walked it twice."""
+        status = self._git(
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--branch",
+            "--no-renames",
+            "--untracked-files=all",
+            "--ignored=traditional",
+        ).stdout
+        head, paths = status_paths(status)
+        if head is None:
+            paths += self._paths("diff", "--name-only", "--no-renames", "-z", commit)
+        elif head != commit:
+            paths += self._paths("diff", "--name-only", "--no-renames", "-z", head, commit)
+        return paths
 
     def _paths(self, *args: str) -> list[str]:
         return [decode_path(p) for p in self._git(*args).stdout.split(b"\0") if p]
@@ -147,9 +167,11 @@ class Worktree:
 
     def apply_patch(self, patch: Path) -> str | None:
         """`git apply` a patch; return git's complaint when it does not apply."""
-        proc = self._git("apply", "--whitespace=nowarn", str(patch), check=False)
+        # --numstat names every file the patch writes; --apply (after it) still applies.
+        args = ("apply", "--numstat", "-z", "--apply", "--whitespace=nowarn", str(patch))
+        proc = self._git(*args, check=False)
         if proc.returncode == 0:
-            self._drop_bytecode(self._paths("diff", "--name-only", "--no-renames", "-z"))
+            self._drop_bytecode(numstat_paths(proc.stdout))
             return None
         stderr = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         return stderr[0] if stderr else f"git apply exited {proc.returncode}"
@@ -221,6 +243,29 @@ class WorktreePool:
         for worktree in self._all:
             left = deadline - time.monotonic()
             worktree.remove(min(REMOVE_TIMEOUT, left) if left >= 1 else None)
+
+
+def status_paths(raw: bytes) -> tuple[str | None, list[str]]:
+    """HEAD's commit (None when unborn or unknown) and the paths of
+    `git status --porcelain=v2 -z --no-renames` output."""
+    head, paths = None, []
+    for entry in raw.split(b"\0"):
+        if entry.startswith(b"# branch.oid "):
+            oid = entry.removeprefix(b"# branch.oid ").decode("ascii", "replace")
+            head = None if oid == "(initial)" else oid
+        elif entry[:2] in (b"? ", b"! "):
+            paths.append(decode_path(entry[2:]))
+        elif entry[:2] == b"1 ":  # 1 XY sub mH mI mW hH hI path
+            paths.append(decode_path(entry.split(b" ", 8)[8]))
+        elif entry[:2] == b"u ":  # u XY sub m1 m2 m3 mW h1 h2 h3 path
+            paths.append(decode_path(entry.split(b" ", 10)[10]))
+    return head, paths
+
+
+def numstat_paths(raw: bytes) -> list[str]:
+    """The paths of `git apply --numstat -z` output (`added TAB deleted TAB path NUL`;
+    a rename names only its new path)."""
+    return [decode_path(e.split(b"\t", 2)[2]) for e in raw.split(b"\0") if e.count(b"\t") >= 2]
 
 
 def _inside(path: str, root: str) -> bool:

@@ -1,0 +1,38 @@
+"""Parsers of git's machine-readable output that the worktree reset relies on."""
+
+from __future__ import annotations
+
+from andgate.worktree import numstat_paths, status_paths
+
+HEAD = "ab" * 20
+
+
+def test_status_paths_name_every_kind_of_entry_and_head():
+    raw = b"\0".join(
+        [
+            f"# branch.oid {HEAD}".encode(),
+            b"# branch.head (detached)",
+            b"1 .M N... 100644 100644 100644 aaaa aaaa src/a file.py",
+            b"u UU N... 100644 100644 100644 100644 bbbb cccc dddd both.py",
+            b"? new dir/n.py",
+            b"! pkg/__pycache__/m.cpython-311.pyc",
+            b"",
+        ]
+    )
+    head, paths = status_paths(raw)
+    assert head == HEAD
+    assert paths == [
+        "src/a file.py",
+        "both.py",
+        "new dir/n.py",
+        "pkg/__pycache__/m.cpython-311.pyc",
+    ]
+
+
+def test_status_of_an_unborn_head_names_no_commit():
+    assert status_paths(b"# branch.oid (initial)\0? a.py\0") == (None, ["a.py"])
+
+
+def test_numstat_paths_keep_tabs_and_binary_files():
+    raw = b"1\t0\tx.py\0-\t-\tlogo.png\x000\t0\td/with\ttab.py\0"
+    assert numstat_paths(raw) == ["x.py", "logo.png", "d/with\ttab.py"]
