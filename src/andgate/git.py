@@ -9,6 +9,7 @@ command, its exit code and stderr.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping
@@ -19,6 +20,7 @@ from andgate.errors import GateTimeout, GitError, GitNotFound
 
 DEFAULT_TIMEOUT = 120.0
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 # Fixed identity and dates so the synthetic trees andgate commits are
 # reproducible and never depend on the user's git config.
 SYNTHETIC_IDENTITY = {
@@ -78,6 +80,7 @@ class Git:
     def __init__(self, repo: Path, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.repo = Path(repo)
         self.timeout = timeout
+        self._trees: dict[str, tuple[TreeEntry, ...]] = {}
 
     def run(
         self,
@@ -177,8 +180,22 @@ class Git:
     # -- trees and blobs --------------------------------------------------------
 
     def ls_tree(self, commit: str, paths: Iterable[str] = ()) -> list[TreeEntry]:
-        args = ["ls-tree", "-r", "-z", "--full-tree", commit]
+        """Every blob (and submodule) under `paths` at `commit`, or under its root.
+
+        A whole tree named by its commit's sha never changes, and a check lists
+        base's several times (its test side, the change, the plan): those are
+        listed once per `Git`."""
         paths = list(paths)
+        whole = not paths and FULL_SHA.fullmatch(commit) is not None
+        if whole and commit in self._trees:
+            return list(self._trees[commit])
+        entries = self._ls_tree(commit, paths)
+        if whole:
+            self._trees[commit] = tuple(entries)
+        return entries
+
+    def _ls_tree(self, commit: str, paths: list[str]) -> list[TreeEntry]:
+        args = ["ls-tree", "-r", "-z", "--full-tree", commit]
         if paths:
             args += ["--", *paths]
         raw = self.run(*args).stdout
