@@ -138,3 +138,25 @@ def test_real_paths_resolves_linked_folders_and_linked_files_like_realpath(tmp_p
     paths = [site / "pkg" / "mod.py", site / "single.py", site / "plain.py", site / "pkg" / ".."]
     for path in [*paths, *paths]:  # the second time from the folder cache
         assert real(str(path)) == os.path.realpath(path)
+
+
+def test_a_module_audited_clean_is_audited_again_once_replaced_or_moved(trees, monkeypatch):
+    checkout, worktree = trees
+    monkeypatch.setattr(redirect, "_AUDITED", {})
+    clean = types.ModuleType("late")
+    clean.__file__ = str(worktree / "src" / "pkg" / "__init__.py")
+    monkeypatch.setitem(sys.modules, "late", clean)
+    redirect.apply(str(checkout), str(worktree))
+    assert redirect.foreign_modules(str(checkout), str(worktree), names=[]) == []
+    from_checkout = str(checkout / "src" / "pkg" / "__init__.py")
+    swapped = types.ModuleType("late")  # another object under the audited name
+    swapped.__file__ = from_checkout
+    monkeypatch.setitem(sys.modules, "late", swapped)
+    assert redirect.foreign_modules(str(checkout), str(worktree), names=[]) == [
+        f"late from {from_checkout}"
+    ]
+    monkeypatch.setitem(sys.modules, "late", clean)
+    clean.__file__ = from_checkout  # the audited object, now naming another file
+    assert redirect.foreign_modules(str(checkout), str(worktree), names=[]) == [
+        f"late from {from_checkout}"
+    ]

@@ -29,6 +29,11 @@ Remap = Callable[[str], "str | None"]
 STDLIB_FINDERS = ("_frozen_importlib", "_frozen_importlib_external")
 
 
+# Per (checkout, worktree) as given: the modules (name -> identity and file) an
+# audit of this process found not to come from the checkout.
+_AUDITED: dict[tuple[str, str], dict[str, Any]] = {}
+
+
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
@@ -110,9 +115,9 @@ def apply(checkout: str, worktree: str, roots: Iterable[str] = ()) -> None:
             _remap_mappings(namespace, remap)
     front = [os.path.join(worktree, r) if r != "." else worktree for r in roots]
     sys.path[:0] = [p for p in front if p not in sys.path[:1]]
+    audited = _AUDITED.setdefault((checkout, worktree), {})
     for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if isinstance(file, str) and remap(file):
+        if _from_checkout(name, module, remap, audited):
             del sys.modules[name]  # imported from the checkout before we got here
     sys.path_importer_cache.clear()
     importlib.invalidate_caches()
@@ -126,12 +131,29 @@ def foreign_modules(checkout: str, worktree: str, names: Iterable[str]) -> list[
     worktree_real = os.path.realpath(worktree)
     project = set(names)
     found = []
+    audited = _AUDITED.setdefault((checkout, worktree), {})
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
         if not isinstance(file, str):
             continue
         top = name.partition(".")[0]
         elsewhere = top in project and not _inside(real(file), worktree_real)
-        if remap(file) or elsewhere:
+        if elsewhere or _from_checkout(name, module, remap, audited):
             found.append(f"{name} from {file}")
     return sorted(found)
+
+
+def _from_checkout(name: str, module: Any, remap: Remap, audited: dict[str, Any]) -> bool:
+    """Whether `module` was loaded from a file of the checkout that the worktree
+    also has. A module found not to be is remembered, by identity and file: the
+    bootstrap, the first conftest hook and the session's end each audit every
+    module, and most of the hundreds a run holds were there for the first."""
+    file = getattr(module, "__file__", None)
+    if not isinstance(file, str):
+        return False
+    if audited.get(name) == (id(module), file):
+        return False
+    if remap(file):
+        return True
+    audited[name] = (id(module), file)
+    return False
