@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
@@ -435,9 +436,23 @@ def test_no_pytest_process_starts_once_an_interrupt_is_being_handled(tmp_path):
     assert not run_module._STOPPING.is_set()
 
 
-def test_kill_orphans_kills_children_that_left_our_session_and_nothing_else():
+@pytest.mark.parametrize("children_files", [True, False], ids=["children-files", "full-scan"])
+def test_kill_orphans_kills_children_that_left_our_session_and_nothing_else(
+    children_files, monkeypatch
+):
+    if not children_files:  # a kernel without /proc/<pid>/task/<tid>/children
+        monkeypatch.setattr(run_module, "_children", lambda proc_root, me: None)
     detached = "import os, signal; os.setsid(); signal.pause()"
-    mine = subprocess.Popen([sys.executable, "-c", detached])
+    started: queue.SimpleQueue[subprocess.Popen[bytes]] = queue.SimpleQueue()
+    done = threading.Event()
+
+    def start_and_stay() -> None:
+        started.put(subprocess.Popen([sys.executable, "-c", detached]))
+        done.wait(60)  # a live thread's children are listed under that thread
+
+    starter = threading.Thread(target=start_and_stay)
+    starter.start()
+    mine = started.get(timeout=60)
     ours = subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"])
     try:
         deadline = time.monotonic() + 30
@@ -448,6 +463,8 @@ def test_kill_orphans_kills_children_that_left_our_session_and_nothing_else():
             os.kill(mine.pid, 0)
         assert ours.poll() is None
     finally:
+        done.set()
+        starter.join()
         for proc in (mine, ours):
             proc.kill()
             proc.wait()

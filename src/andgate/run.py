@@ -658,7 +658,7 @@ def kill_orphans(proc_root: Path = Path("/proc")) -> int:
         for _ in range(20):
             found = [
                 pid
-                for pid, parent, sid in _processes(proc_root)
+                for pid, parent, sid in _processes(proc_root, _children(proc_root, me))
                 if parent == me and sid != session and pid not in killed
             ]
             if not found:
@@ -684,11 +684,29 @@ def _reap(pid: int) -> None:
         time.sleep(0.01)
 
 
-def _processes(proc_root: Path) -> list[tuple[int, int, int]]:
-    """(pid, parent pid, session id) of every process /proc shows."""
+def _children(proc_root: Path, me: int) -> list[str] | None:
+    """The pids of this process's children, from each thread's `children` file
+    (an orphan may be re-parented to any of our threads); None when the kernel
+    has no such file, and then every process is read."""
+    pids: list[str] = []
+    try:
+        for task in os.scandir(proc_root / str(me) / "task"):
+            with open(Path(task.path, "children"), "rb") as fh:
+                pids += fh.read().decode("ascii", "replace").split()
+    except OSError:
+        return None
+    return pids
+
+
+def _processes(proc_root: Path, pids: list[str] | None = None) -> list[tuple[int, int, int]]:
+    """(pid, parent pid, session id) of these processes, or of every one /proc shows."""
     out = []
     try:
-        entries = [e.name for e in os.scandir(proc_root) if e.name.isdigit()]
+        entries = (
+            pids
+            if pids is not None
+            else [e.name for e in os.scandir(proc_root) if e.name.isdigit()]
+        )
     except OSError:
         return []
     for name in entries:
