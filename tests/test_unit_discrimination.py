@@ -73,22 +73,26 @@ def test_the_budget_starts_with_the_first_breakage_not_when_planned():
 
 
 def test_a_breakage_waits_while_running_ones_may_kill_what_is_left():
-    """One item left and one breakage running: the next waits for it (it would only
-    repeat what that one finds), then does not run if that one killed the item."""
+    """One item left: one breakage runs beside the one that may kill it (a miss then
+    costs no wall time); a third waits for them (it would only repeat what they
+    find), then does not run if one of them killed the item."""
     found = _Found(budget=60)
-    assert found.start(0) and found.start(1)  # head's results unknown: both may start
+    assert found.start(0) and found.start(1) and found.start(2)  # head's results unknown
     found.know({A})
     _ran(found, "mutant 1", failed=set())
-    found.done()  # mutant 1 missed A; mutant 2 is still running
+    found.done()  # mutant 1 missed A; mutants 2 and 3 are still running
     answer: list[bool] = []
-    waiter = threading.Thread(target=lambda: answer.append(found.start(2)), daemon=True)
+    waiter = threading.Thread(target=lambda: answer.append(found.start(3)), daemon=True)
     waiter.start()
     waiter.join(timeout=0.3)
-    assert waiter.is_alive()  # waiting for mutant 2
-    _ran(found, "mutant 2", failed={A})
-    found.done()
+    assert waiter.is_alive()  # two running for one item left: waiting
+    _ran(found, "mutant 2", failed=set())
+    found.done()  # one running for one item left: room for one beside it
     waiter.join(timeout=5)
-    assert answer == [False]
+    assert answer == [True]
+    _ran(found, "mutant 3", failed={A})
+    found.done()
+    assert not found.start(4)  # nothing left to kill
 
 
 def test_head_is_known_once_the_last_untrusted_process_ended_even_by_an_error():
@@ -114,29 +118,29 @@ def test_a_waiting_breakage_is_not_overtaken_by_a_later_one():
     waiting (it did: the killer then ran last, after every known-bad fixture)."""
     found = _Found(budget=60)
     found.know({A})
-    assert found.start(0)  # one running, one item left
+    assert found.start(0) and found.start(1)  # two running, one item left
     order: list[int] = []
 
     def breakage(index: int) -> None:
         if found.start(index):
             order.append(index)
 
-    waiting = threading.Thread(target=breakage, args=(1,), daemon=True)
+    waiting = threading.Thread(target=breakage, args=(2,), daemon=True)
     waiting.start()
-    time.sleep(0.2)  # breakage 1 waits
+    time.sleep(0.2)  # breakage 2 waits
 
     def ends_then_takes_the_next() -> None:
         with found.lock:  # as a worker does, before the woken one can run
             _ran(found, "mutant 1", failed=set())
             found.done()
-            breakage(2)
+            breakage(3)
 
     worker = threading.Thread(target=ends_then_takes_the_next, daemon=True)
     worker.start()
     waiting.join(timeout=5)
     time.sleep(0.2)
-    assert order == [1] and worker.is_alive()  # 2 waits behind 1, then for room
+    assert order == [2] and worker.is_alive()  # 3 waits behind 2, then for room
     _ran(found, "mutant 2", failed={A})
     found.done()
     worker.join(timeout=5)
-    assert order == [1]  # and breakage 2 had nothing left to learn
+    assert order == [2]  # and breakage 3 had nothing left to learn

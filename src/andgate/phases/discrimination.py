@@ -79,13 +79,15 @@ class _Found:
         return self.agent is not None and all(self.killed_by(n) for n in self.agent)
 
     def _enough_in_flight(self) -> bool:
-        """As many breakages are running as items are left to kill: one more could
-        only repeat what they will find (unknown before head's results are in), and
-        would outlive the one that kills the last item, at the phase's end."""
+        """One breakage more is running than items are left to kill (unknown before
+        head's results are in). The one beside runs at once, so that a miss (the
+        first mutant of a tautology misses, and so do all the rest) costs no wall
+        time; more would only repeat what those find, and outlive the one that kills
+        the last item, at the phase's end."""
         if self.agent is None:
             return False
         alive = sum(1 for n in self.agent if not self.killed_by(n))
-        return self.in_flight >= alive
+        return self.in_flight > alive
 
     def start(self, index: int) -> bool:
         """Wait while the running breakages may still kill what is left, and while
