@@ -9,7 +9,7 @@ hold the resulting file sets, which keeps the classifier a pure set lookup.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -67,9 +67,16 @@ class Rules:
         return cls(live_freezes=tuple(data.get("live_freezes", ())), **kwargs)
 
 
-def freeze_keys(item: ItemFacts) -> tuple[str, str, str, str]:
-    """The ids a freeze can name an item by: node id, file path, file stem, function name."""
-    return item.nodeid, item.path, PurePosixPath(item.path).stem, item.name
+def path_stem(path: str) -> str:
+    return PurePosixPath(path).stem
+
+
+def freeze_keys(
+    item: ItemFacts, stem_of: Callable[[str], str] = path_stem
+) -> tuple[str, str, str, str]:
+    """The ids a freeze can name an item by: node id, file path, file stem, function
+    name (`stem_of` lets a caller that looks at many items of one file cache it)."""
+    return item.nodeid, item.path, stem_of(item.path), item.name
 
 
 def freeze_matches(freeze_id: str, item: ItemFacts) -> bool:

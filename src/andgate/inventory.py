@@ -7,11 +7,12 @@ everything else from the untrusted process, which collects all of head.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from andgate.classify import ItemFacts, freeze_keys
+from andgate.classify import ItemFacts, freeze_keys, path_stem
 from andgate.records import TrustClass
 from andgate.run import RunResult
 
@@ -89,13 +90,9 @@ def _classes_by_freeze_key(records: Iterable[Record]) -> dict[str, set[str]]:
 
     One pass over the records instead of one per freeze (freezes x items calls of
     `freeze_matches`, each building a path), by the same `classify.freeze_keys`."""
-    stems: dict[str, str] = {}
+    stem_of = functools.lru_cache(maxsize=None)(path_stem)
     out: dict[str, set[str]] = {}
     for r in records:
-        facts = r.facts
-        stem = stems.get(facts.path)
-        if stem is None:
-            stem = stems[facts.path] = freeze_keys(facts)[2]
-        for key in (facts.nodeid, facts.path, stem, facts.name):
+        for key in freeze_keys(r.facts, stem_of):
             out.setdefault(key, set()).add(r.cls)
     return out
