@@ -414,6 +414,20 @@ def test_a_reused_worktree_never_runs_stale_bytecode(make_repo, tmp_path):
             assert value(worktree, "n") == "6"
 
 
+def test_a_worktree_whose_head_a_test_broke_is_still_reset(make_repo, tmp_path):
+    """`git status` refuses a HEAD naming a blob; the reset then lists what to drop
+    the old way, and the worktree is the commit again."""
+    repo = make_repo({"m.py": "X = 1\n"})
+    one = repo.run("rev-parse", "HEAD")
+    blob = repo.run("rev-parse", "HEAD:m.py")
+    with worktree_pool(repo.git, tmp_path / "wts") as pool:
+        with pool.lease(one) as worktree:
+            (worktree.path / "m.py").write_text("X = 2\n")
+            Path(worktree.admin_dir, "HEAD").write_text(blob + "\n")  # as a test could
+        with pool.lease(one) as worktree:
+            assert (worktree.path / "m.py").read_text() == "X = 1\n"
+
+
 def test_no_pytest_process_starts_once_an_interrupt_is_being_handled(tmp_path):
     """A worker between its `git checkout` and Popen when Ctrl-C arrives must not
     start a process that then runs to its timeout."""

@@ -15,6 +15,7 @@ import pytest
 import andgate.forkserver
 from andgate import run as run_module
 from andgate.classify import Rules
+from andgate.records import Outcome
 from andgate.run import RunEnvironment, RunRequest, fork_server, run_pytest, stop_fork_server
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the fork server is Linux only")
@@ -357,15 +358,55 @@ def test_a_forked_child_is_in_its_own_session_when_the_gate_learns_its_pid(tmp_p
     assert sessions and all(sessions)
 
 
-def test_the_server_preimports_what_every_run_imports_but_not_readline():
-    """pdb and the metadata parser load in every run anyway; readline must load in
-    the run itself (pytest imports it there to bind it to the run's stdio)."""
+def test_the_server_preimports_only_what_no_repository_module_can_shadow():
+    """The metadata parser loads in every run anyway, as a submodule of a package the
+    bootstrap imported; a top-level module (pdb imports `code`) would take the place
+    of a repository's `code.py`, and readline must load in the run itself (pytest
+    binds it to the run's stdio)."""
     import subprocess
 
     probe = (
         "import sys, andgate.forkserver as f\n"
         "f._preimport()\n"
-        "print(all(n in sys.modules for n in f.STDLIB_RUN), 'readline' in sys.modules)\n"
+        "print(all(n in sys.modules for n in f.STDLIB_RUN), 'readline' in sys.modules,"
+        " 'code' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-P", "-c", probe], capture_output=True, timeout=60)
-    assert out.stdout.split() == [b"True", b"False"], out.stderr
+    assert out.stdout.split() == [b"True", b"False", b"False"], out.stderr
+
+
+def test_a_worktree_root_module_named_like_an_early_import_shadows_it(tmp_path):
+    assert not run_module.shadows(tmp_path, frozenset({"difflib"}))
+    (tmp_path / "difflib.py").write_text("")
+    assert run_module.shadows(tmp_path, frozenset({"difflib"}))
+    assert not run_module.shadows(tmp_path, frozenset({"xml"}))
+    (tmp_path / "xml").mkdir()  # a folder, with or without __init__.py
+    assert run_module.shadows(tmp_path, frozenset({"xml"}))
+    assert not run_module.shadows(tmp_path, frozenset())
+
+
+@linux_only
+@pytest.mark.slow
+def test_a_repository_module_the_server_imported_early_runs_as_in_a_fresh_process(
+    tmp_path, monkeypatch
+):
+    """The server imports `difflib` (pytest's plugins do) before any worktree exists;
+    a fresh process imports the repository's `difflib.py` instead: such a run starts
+    without the server."""
+    files = {
+        "difflib.py": "REPOSITORY = True\n",
+        "tests/test_shadow.py": "import difflib\n\ndef test_shadow():\n"
+        "    assert getattr(difflib, 'REPOSITORY', False)\n",
+    }
+    outcomes = {}
+    for mode in ("1", "0"):
+        monkeypatch.setenv("ANDGATE_FORK_SERVER", mode)
+        root = project(tmp_path / f"proj{mode}", files)
+        if mode == "1":
+            server = fork_server(run_module.test_environment(), RunEnvironment(), tmp_path)
+            assert server and "difflib" in server.top
+        request = oracle_request("tests/test_shadow.py")
+        result = run_pytest(request, root, tmp_path / f"scratch{mode}", timeout=120)
+        assert result.error is None, result.error
+        outcomes[mode] = result.outcome("tests/test_shadow.py::test_shadow")
+    assert outcomes["1"] == outcomes["0"] == Outcome.PASSED

@@ -160,3 +160,22 @@ def test_a_module_audited_clean_is_audited_again_once_replaced_or_moved(trees, m
     assert redirect.foreign_modules(str(checkout), str(worktree), names=[]) == [
         f"late from {from_checkout}"
     ]
+
+
+def test_the_last_audit_resolves_again_a_file_linked_into_the_checkout_since(trees, monkeypatch):
+    """A test may replace a worktree file with a link into the checkout and reload the
+    module under the same name and object: the session's end still finds it."""
+    checkout, worktree = trees
+    monkeypatch.setattr(redirect, "_AUDITED", {})
+    (checkout / "helpers.py").write_text("")
+    target = worktree / "helpers.py"
+    target.write_text("")
+    helpers = types.ModuleType("helpers")
+    helpers.__file__ = str(target)
+    monkeypatch.setitem(sys.modules, "helpers", helpers)
+    redirect.apply(str(checkout), str(worktree))
+    target.unlink()
+    target.symlink_to(checkout / "helpers.py")
+    assert redirect.foreign_modules(str(checkout), str(worktree), names=[]) == [
+        f"helpers from {target}"
+    ]

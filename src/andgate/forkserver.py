@@ -73,11 +73,12 @@ def _tainted(config: dict[str, Any], before: set[str]) -> list[str]:
     return found
 
 
-# Standard-library modules every pytest run imports (its debugging plugin
-# imports pdb, its entry-point scan parses distributions' metadata with email).
-# Not readline: pytest imports it in each run on purpose, to bind it to that
-# run's stdio.
-STDLIB_RUN = ("pdb", "email.parser", "email.feedparser", "hmac", "secrets", "queue")
+# Standard-library modules every pytest run imports (its entry-point scan parses
+# distributions' metadata with them): submodules of a package the bootstrap has
+# already imported, so no module of a repository can shadow them. Not top-level
+# ones (pdb, code, queue...): a run imports those after the worktree went first
+# on sys.path, where a repository's `code.py` is found first.
+STDLIB_RUN = ("email.parser", "email.feedparser")
 
 
 def _preimport() -> None:
@@ -100,6 +101,13 @@ def _preimport() -> None:
     import _pytest.junitxml
 
     _pytest.junitxml.bin_xml_escape("")  # compiles (and caches) its pattern once, here
+
+
+def _top(bootstrapped: set[str]) -> list[str]:
+    """Top-level modules the server imported beyond what the bootstrap imports:
+    a run whose worktree holds a module of that name would, as a fresh process,
+    import the repository's (the gate then starts it without the server)."""
+    return sorted({n.partition(".")[0] for n in sys.modules} - bootstrapped)
 
 
 def _threads() -> int:
@@ -140,6 +148,7 @@ def serve(initial_path: list[str]) -> None:
     # knows the checkout and the project's names (they matter only to `_unusable`).
     cannot_import = _import_bootstrap()
     before = set(_module_files())
+    bootstrapped = set(sys.modules)
     if cannot_import is None:
         _preimport()
     line = _readline(reader)
@@ -155,7 +164,7 @@ def serve(initial_path: list[str]) -> None:
     if why is not None:
         _write(replies, {"ready": False, "why": why})
         return
-    _write(replies, {"ready": True, "modules": len(sys.modules)})
+    _write(replies, {"ready": True, "modules": len(sys.modules), "top": _top(bootstrapped)})
     _loop(reader, replies, initial_path)
 
 

@@ -29,8 +29,8 @@ Remap = Callable[[str], "str | None"]
 STDLIB_FINDERS = ("_frozen_importlib", "_frozen_importlib_external")
 
 
-# Per (checkout, worktree) as given: the modules (name -> identity and file) an
-# audit of this process found not to come from the checkout.
+# Per (checkout, worktree) as given: the modules (name -> identity and file) that
+# `apply` found in this process not to come from the checkout.
 _AUDITED: dict[tuple[str, str], dict[str, Any]] = {}
 
 
@@ -131,14 +131,13 @@ def foreign_modules(checkout: str, worktree: str, names: Iterable[str]) -> list[
     worktree_real = os.path.realpath(worktree)
     project = set(names)
     found = []
-    audited = _AUDITED.setdefault((checkout, worktree), {})
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
         if not isinstance(file, str):
             continue
         top = name.partition(".")[0]
         elsewhere = top in project and not _inside(real(file), worktree_real)
-        if elsewhere or _from_checkout(name, module, remap, audited):
+        if elsewhere or remap(file):
             found.append(f"{name} from {file}")
     return sorted(found)
 
@@ -146,8 +145,10 @@ def foreign_modules(checkout: str, worktree: str, names: Iterable[str]) -> list[
 def _from_checkout(name: str, module: Any, remap: Remap, audited: dict[str, Any]) -> bool:
     """Whether `module` was loaded from a file of the checkout that the worktree
     also has. A module found not to be is remembered, by identity and file: the
-    bootstrap, the first conftest hook and the session's end each audit every
-    module, and most of the hundreds a run holds were there for the first."""
+    bootstrap and the first conftest hook both audit every module before any test
+    code ran, and most were there for the first. The check at the session's end
+    resolves every file again: by then a test may have replaced a worktree file
+    with a link into the checkout and reloaded the module under the same name."""
     file = getattr(module, "__file__", None)
     if not isinstance(file, str):
         return False

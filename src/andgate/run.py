@@ -272,6 +272,7 @@ class ForkServer:
         self._ready = threading.Event()
         self._lock = threading.Lock()
         self._children: dict[str, ForkedChild] = {}
+        self.top: frozenset[str] = frozenset()  # top-level modules it imported early
         replies, reply_w = os.pipe()
         try:
             with open(scratch / "fork-server.log", "ab") as log:
@@ -323,6 +324,7 @@ class ForkServer:
             for line in self.replies:
                 message = json.loads(line)
                 if "ready" in message:
+                    self.top = frozenset(str(n) for n in message.get("top", ()))
                     self.alive = bool(message["ready"])
                     self.why = str(message.get("why", ""))
                     self._ready.set()
@@ -357,6 +359,8 @@ class ForkServer:
         a status that arrives right after the pid is never missed."""
         ident = secrets.token_hex(16)
         child = ForkedChild(0)
+        if shadows(cwd, self.top):
+            return None
         with self._lock:
             if not self.alive or env != self.env:
                 return None
@@ -392,6 +396,20 @@ class ForkServer:
             self.replies.close()
         with self._lock:
             self.alive = False
+
+
+def shadows(root: Path, names: frozenset[str]) -> bool:
+    """Whether `root` (first on a run's sys.path) holds a module or folder named
+    like one of `names`: a fresh process would import that one instead of the
+    standard library's the server already holds. A folder counts even without
+    `__init__.py`: a false alarm costs a Popen start, a miss a different run."""
+    if not names:
+        return False
+    try:
+        entries = os.listdir(root)
+    except OSError:
+        return True
+    return any(e.partition(".")[0] in names for e in entries)
 
 
 _SERVER: dict[str, Any] = {}
@@ -509,7 +527,7 @@ def run_parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
         with deferred_signals():
             executor.shutdown(wait=True, cancel_futures=True)
             _STOPPING.clear()
-            kill_orphans()
+            kill_orphans(thorough=True)
 
 
 def test_environment(scrub_globs: Sequence[str] = ()) -> dict[str, str]:
@@ -642,7 +660,7 @@ def fix_mmap_threshold() -> bool:
     return _MMAP_FIXED[0]
 
 
-def kill_orphans(proc_root: Path = Path("/proc")) -> int:
+def kill_orphans(proc_root: Path = Path("/proc"), *, thorough: bool = False) -> int:
     """Kill this process's children that live in another session: processes a
     test detached, re-parented to the gate (a subreaper). Our own git commands
     share our session. Only while no pytest run is active, since an orphan may be
@@ -652,13 +670,16 @@ def kill_orphans(proc_root: Path = Path("/proc")) -> int:
     this is a no-op."""
     me, session = os.getpid(), os.getsid(0)
     killed: set[int] = set()
+    # The children files may leave out a child while a sibling exits during the
+    # read (proc(5)): the sweep at the end of each phase reads every process.
+    pids = (lambda root, pid: None) if thorough else _children
     with _RUNNING_LOCK:
         if _RUNNING:
             return 0
         for _ in range(20):
             found = [
                 pid
-                for pid, parent, sid in _processes(proc_root, _children(proc_root, me))
+                for pid, parent, sid in _processes(proc_root, pids(proc_root, me))
                 if parent == me and sid != session and pid not in killed
             ]
             if not found:
