@@ -420,12 +420,26 @@ def test_a_worktree_whose_head_a_test_broke_is_still_reset(make_repo, tmp_path):
     repo = make_repo({"m.py": "X = 1\n"})
     one = repo.run("rev-parse", "HEAD")
     blob = repo.run("rev-parse", "HEAD:m.py")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+    def value(worktree) -> str:
+        argv = [sys.executable, "-c", "import n; print(n.X)"]
+        done = subprocess.run(argv, cwd=worktree.path, env=env, capture_output=True, text=True)
+        return done.stdout.strip()
+
     with worktree_pool(repo.git, tmp_path / "wts") as pool:
         with pool.lease(one) as worktree:
             (worktree.path / "m.py").write_text("X = 2\n")
+            (worktree.path / "n.py").write_text("X = 5\n")  # an untracked module, compiled
+            assert value(worktree) == "5"
+            made = os.stat(worktree.path / "n.py")
             Path(worktree.admin_dir, "HEAD").write_text(blob + "\n")  # as a test could
         with pool.lease(one) as worktree:
             assert (worktree.path / "m.py").read_text() == "X = 1\n"
+            assert not (worktree.path / "n.py").exists()
+            (worktree.path / "n.py").write_text("X = 6\n")  # same size, same second
+            os.utime(worktree.path / "n.py", ns=(made.st_atime_ns, made.st_mtime_ns))
+            assert value(worktree) == "6"
 
 
 def test_no_pytest_process_starts_once_an_interrupt_is_being_handled(tmp_path):
@@ -455,7 +469,7 @@ def test_kill_orphans_kills_children_that_left_our_session_and_nothing_else(
     children_files, monkeypatch
 ):
     if not children_files:  # a kernel without /proc/<pid>/task/<tid>/children
-        monkeypatch.setattr(run_module, "_children", lambda proc_root, me: None)
+        monkeypatch.setattr(run_module, "_children", lambda proc_root, me, thorough=False: None)
     detached = "import os, signal; os.setsid(); signal.pause()"
     started: queue.SimpleQueue[subprocess.Popen[bytes]] = queue.SimpleQueue()
     done = threading.Event()

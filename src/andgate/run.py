@@ -357,10 +357,10 @@ class ForkServer:
         """A fork running the bootstrap with `launch`; None (use Popen) when this
         server cannot start one. The child is known before the request is sent:
         a status that arrives right after the pid is never missed."""
-        ident = secrets.token_hex(16)
-        child = ForkedChild(0)
         if shadows(cwd, self.top):
             return None
+        ident = secrets.token_hex(16)
+        child = ForkedChild(0)
         with self._lock:
             if not self.alive or env != self.env:
                 return None
@@ -670,16 +670,13 @@ def kill_orphans(proc_root: Path = Path("/proc"), *, thorough: bool = False) -> 
     this is a no-op."""
     me, session = os.getpid(), os.getsid(0)
     killed: set[int] = set()
-    # The children files may leave out a child while a sibling exits during the
-    # read (proc(5)): the sweep at the end of each phase reads every process.
-    pids = (lambda root, pid: None) if thorough else _children
     with _RUNNING_LOCK:
         if _RUNNING:
             return 0
         for _ in range(20):
             found = [
                 pid
-                for pid, parent, sid in _processes(proc_root, pids(proc_root, me))
+                for pid, parent, sid in _processes(proc_root, _children(proc_root, me, thorough))
                 if parent == me and sid != session and pid not in killed
             ]
             if not found:
@@ -705,10 +702,14 @@ def _reap(pid: int) -> None:
         time.sleep(0.01)
 
 
-def _children(proc_root: Path, me: int) -> list[str] | None:
+def _children(proc_root: Path, me: int, thorough: bool = False) -> list[str] | None:
     """The pids of this process's children, from each thread's `children` file
-    (an orphan may be re-parented to any of our threads); None when the kernel
-    has no such file, and then every process is read."""
+    (an orphan may be re-parented to any of our threads); None, and then every
+    process is read, when the kernel has no such file or when `thorough`: a
+    children file may leave out a child while a sibling exits during the read
+    (proc(5)), so the sweep at the end of each phase reads every process."""
+    if thorough:
+        return None
     pids: list[str] = []
     try:
         for task in os.scandir(proc_root / str(me) / "task"):

@@ -98,14 +98,13 @@ class Worktree:
             "--ignored=traditional",
             check=False,
         )
-        if status.returncode != 0:  # a test broke HEAD (a missing object, a blob)
-            others = self._paths("ls-files", "-z", "--others", "--", "*.py")
-            return others + self._paths("diff", "--name-only", "--no-renames", "-z", commit)
-        head, paths = status_paths(status.stdout)
-        if head is None:
-            paths += self._paths("diff", "--name-only", "--no-renames", "-z", commit)
-        elif head != commit:
-            paths += self._paths("diff", "--name-only", "--no-renames", "-z", head, commit)
+        if status.returncode == 0:
+            head, paths = status_paths(status.stdout)
+        else:  # a test broke HEAD (a missing object, a blob): list untracked files alone
+            head, paths = None, self._paths("ls-files", "-z", "--others", "--", "*.py")
+        if head != commit:  # with no HEAD, the worktree's files against `commit`
+            since = (head,) if head is not None else ()
+            paths += self._paths("diff", "--name-only", "--no-renames", "-z", *since, commit)
         return paths
 
     def _paths(self, *args: str) -> list[str]:
