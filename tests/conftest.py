@@ -13,6 +13,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import signal
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,12 @@ from harness import ONE_KNOWN_BAD, build_test_sample
 
 # The sample project's files are data for the tests, not tests of andgate.
 collect_ignore = ["resources"]
+
+# A script that starts the suite in the background (`pytest ... &`) hands it SIGINT
+# ignored, and Python then installs no KeyboardInterrupt handler, here or in any
+# gate the tests start: the Ctrl-C tests need what a terminal gives.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
