@@ -28,7 +28,8 @@ from andgate import run as run_module
 from andgate.check import CheckOptions
 from andgate.run import DEFAULT_TIMEOUT, kill_orphans, read_results, run_parallel
 from andgate.sample import SAMPLE_TODAY, SampleRepo
-from andgate.worktree import deferred_signals, worktree_pool
+from andgate.signals import deferred_signals
+from andgate.worktree import worktree_pool
 
 HANG = "import threading\n    threading.Event().wait()"
 
@@ -462,6 +463,52 @@ def test_no_pytest_process_starts_once_an_interrupt_is_being_handled(tmp_path):
         run_parallel([interrupt, late_worker], jobs=2)
     assert started == [(-signal.SIGKILL, False)]
     assert not run_module._STOPPING.is_set()
+
+
+def test_a_signal_a_worker_thread_takes_still_stops_the_phase():
+    """The kernel may hand a signal sent to the gate to any of its threads; Python
+    runs the handler in the main thread, once that thread wakes. A worker takes this
+    one (sent to itself), and the workers wait until the phase is being stopped: an
+    untimed wait of the main thread would sleep through it until they time out."""
+    stopped = []
+    other_runs = threading.Event()
+
+    def worker(takes_the_signal: bool) -> Callable[[], None]:
+        def run() -> None:
+            if takes_the_signal:
+                assert other_runs.wait(timeout=20)
+                time.sleep(0.3)  # the main thread is waiting by now (if not, this is moot)
+                signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+            else:
+                other_runs.set()
+            stopped.append(run_module._STOPPING.wait(timeout=20))
+
+        return run
+
+    with pytest.raises(KeyboardInterrupt):
+        run_parallel([worker(True), worker(False)], jobs=2)
+    assert stopped == [True, True]
+
+
+def test_a_run_the_main_thread_waits_on_is_stopped_by_a_signal_another_thread_takes():
+    """With one job the main thread itself waits on the forked pytest process while
+    the fork server's reader thread is the one the kernel may pick."""
+    child, done, stopped_in_time = run_module.ForkedChild(1), threading.Event(), []
+
+    def reader_takes_the_signal() -> None:
+        time.sleep(0.3)  # the main thread is waiting by now (if not, this test is moot)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+        stopped_in_time.append(done.wait(timeout=10))
+
+    reader = threading.Thread(target=reader_takes_the_signal)
+    reader.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            child.wait(timeout=30)
+    finally:
+        done.set()
+        reader.join()
+    assert stopped_in_time == [True]
 
 
 @pytest.mark.parametrize("children_files", [True, False], ids=["children-files", "full-scan"])

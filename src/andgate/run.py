@@ -38,7 +38,7 @@ from andgate.installed import InstalledProject
 from andgate.pytest_config import root_config_file
 from andgate.records import ClassFacts, ItemResult, Outcome, Role, item_outcome
 from andgate.shard import Shard
-from andgate.worktree import deferred_signals
+from andgate.signals import deferred_signals, wait_event, wait_future
 
 T = TypeVar("T")
 
@@ -247,7 +247,7 @@ class ForkedChild:
         self._done.set()
 
     def wait(self, timeout: float | None = None) -> int | None:
-        if not self._done.wait(timeout):
+        if not wait_event(self._done, timeout):
             raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout or 0)
         return self.returncode
 
@@ -304,7 +304,7 @@ class ForkServer:
             "names": list(environment.project.names),
             "distributions": list(environment.project.distributions),
         }
-        if self._send(config) and self._ready.wait(FORK_SERVER_START_TIMEOUT) and self.alive:
+        if self._send(config) and wait_event(self._ready, FORK_SERVER_START_TIMEOUT) and self.alive:
             return True
         self.why = self.why if self.why != "not started" else "no answer"
         self.stop()
@@ -370,7 +370,7 @@ class ForkServer:
         if not self._send(request):
             self._lost("the fork server stopped reading")
             return None  # it never got the request, so nothing was forked: Popen
-        if not child.started.wait(FORK_SERVER_REPLY_TIMEOUT):
+        if not wait_event(child.started, FORK_SERVER_REPLY_TIMEOUT):
             # It may have forked: fail this run closed rather than start another.
             self._lost("the fork server did not answer")
             self.stop()
@@ -517,7 +517,7 @@ def run_parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
     executor = ThreadPoolExecutor(max_workers=min(jobs, len(tasks)))
     try:
         futures = [executor.submit(task) for task in tasks]
-        return [f.result() for f in futures]
+        return [wait_future(f) for f in futures]
     except BaseException:
         with deferred_signals():  # a second Ctrl-C must not skip a kill
             _STOPPING.set()

@@ -19,7 +19,6 @@ import os
 import queue
 import secrets
 import shutil
-import signal
 import stat
 import subprocess
 import tempfile
@@ -28,10 +27,10 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 
 from andgate.errors import AndgateError, GitError
 from andgate.git import Git, decode_path
+from andgate.signals import deferred_signals
 
 # Concurrent `git worktree add` in one repository race: one reads the other's
 # half-written .git/worktrees/<name>/commondir and dies ("failed to read").
@@ -299,36 +298,6 @@ def _repo_lock(common_dir: Path | None) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the lock
-
-
-@contextmanager
-def deferred_signals() -> Iterator[None]:
-    """Hold SIGINT, SIGTERM and SIGHUP until the block ends, then deliver the first one.
-
-    Cleanup must not be cut short by the second Ctrl-C of an impatient user.
-    Python runs signal handlers only in the main thread, so elsewhere (and for
-    a handler not installed from Python) this holds nothing.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held: list[int] = []
-
-    def hold(signum: int, frame: FrameType | None) -> None:
-        held.append(signum)
-
-    previous = {}
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        handler = signal.getsignal(signum)
-        if handler is not None:
-            previous[signum] = signal.signal(signum, hold)
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        if held:
-            signal.raise_signal(held[0])
 
 
 @contextmanager
