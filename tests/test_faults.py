@@ -286,6 +286,8 @@ def test_signal_removes_everything_and_leaves_the_checkout_byte_identical(
         r["code"] == "GATE_ERROR" and "interrupted by a signal" in r["detail"]
         for r in verdict["reasons"]
     )
+    # Stopped by the signal, not by the end of its runs (their 120 s timeout).
+    assert not [r for r in verdict["reasons"] if "timeout" in r["detail"]], verdict["reasons"]
     assert user_state(sample.repo, fingerprint) == before
     assert list((tmp_path / "tmpdir").iterdir()) == []  # scratch and worktrees removed
     assert not any(alive(p) for p in recorded_pids(pids))
