@@ -1,11 +1,17 @@
-"""The git wrapper's tree cache, and the parsers of git's machine-readable output
-that the worktree reset relies on."""
+"""The git wrapper's tree cache, its long-lived cat-file process, and the parsers
+of git's machine-readable output that the worktree reset relies on."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
-from andgate.git import Git
+import pytest
+
+from andgate.errors import GateTimeout, GitError
+from andgate.git import LONG_LIVED_BATCH, Git
 from andgate.worktree import numstat_paths, status_paths
 
 HEAD = "ab" * 20
@@ -69,3 +75,107 @@ def test_a_commits_whole_tree_is_listed_once_and_anything_else_every_time(tmp_pa
     assert [e.path for e in repo.ls_tree("HEAD")] == ["a.py", "b.py"]  # a ref moves
     assert [e.path for e in repo.ls_tree(sha, ["a.py"])] == ["a.py"]
     assert len(calls) == 4
+
+
+# -- the long-lived cat-file process ---------------------------------------------------
+
+
+def _repo_with_files(path: Path, files: dict[str, bytes]) -> tuple[Git, str]:
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=path, capture_output=True, check=True)
+        return done.stdout.decode().strip()
+
+    git("init", "-q")
+    for name, data in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_bytes(data)
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "files")
+    return Git(path), git("rev-parse", "HEAD")
+
+
+FILES = {
+    "a.py": b"X = 1\n",
+    "empty.txt": b"",
+    "no newline": b"last line",
+    "blank lines.txt": b"\n\n\n",
+    "bin.dat": bytes(range(256)) * 300,  # larger than one pipe read, with newlines inside
+    "pkg/b.py": b"Y = 2\n",
+}
+
+
+def _everything_read(repo: Git, head: str) -> tuple[object, ...]:
+    shas = {e.path: e.sha for e in repo.ls_tree(head)}
+    return (
+        {name: repo.read_blob(head, name) for name in [*FILES, "pkg", "missing.py"]},
+        repo.read_blobs([*shas.values(), "0" * 40]),
+        repo.blob_sizes([*shas.values(), "0" * 40]),
+    )
+
+
+def test_reads_in_the_block_answer_as_a_git_process_each_does_with_no_git_process(
+    tmp_path, monkeypatch
+):
+    repo, head = _repo_with_files(tmp_path, FILES)
+    alone = _everything_read(repo, head)
+    assert alone[0]["bin.dat"] == FILES["bin.dat"] and alone[0]["pkg"] is None
+    assert alone[0]["missing.py"] is None and alone[0]["empty.txt"] == b""
+    cat_files = []
+    run = repo.run
+    monkeypatch.setattr(repo, "run", lambda *a, **k: cat_files.append(a) or run(*a, **k))
+    with repo.reading():
+        assert _everything_read(repo, head) == alone
+        batches = list(repo._batches.values())
+    assert cat_files == []
+    assert len(batches) == 2 and all(not b.alive() for b in batches)  # ended with the block
+
+
+def test_a_batch_larger_than_the_long_lived_limit_is_a_git_process_of_its_own(tmp_path):
+    files = {f"f{i}.py": f"N = {i}\n".encode() for i in range(LONG_LIVED_BATCH + 1)}
+    repo, head = _repo_with_files(tmp_path, files)
+    shas = [e.sha for e in repo.ls_tree(head)]
+    with repo.reading():
+        got = repo.read_blobs(shas)
+        assert repo._batches == {}
+    assert sorted(got.values()) == sorted(files.values())
+
+
+def test_threads_share_the_process_and_each_gets_its_own_blob(tmp_path):
+    files = {f"f{i}.py": (f"N = {i}\n" * (i * 500 + 1)).encode() for i in range(8)}
+    repo, head = _repo_with_files(tmp_path, files)
+    with repo.reading(), ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda n: repo.read_blob(head, n), [*files] * 8))
+    assert got == [*files.values()] * 8
+
+
+def _fake_git(tmp_path: Path, monkeypatch, body: str) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "git"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_a_cat_file_that_never_answers_times_out_and_is_killed(tmp_path, monkeypatch):
+    _fake_git(tmp_path, monkeypatch, "exec sleep 60")
+    repo = Git(tmp_path, timeout=0.5)
+    with repo.reading():
+        with pytest.raises(GateTimeout, match="cat-file ran past"):
+            repo.read_blob("HEAD", "a.py")
+        [batch] = repo._batches.values()
+        assert not batch.alive()
+
+
+def test_a_cat_file_that_dies_is_a_git_error_and_the_next_read_starts_another(
+    tmp_path, monkeypatch
+):
+    _fake_git(tmp_path, monkeypatch, "exit 3")
+    repo = Git(tmp_path)
+    with repo.reading():
+        with pytest.raises(GitError, match="cat-file ended"):
+            repo.read_blob("HEAD", "a.py")
+        first = repo._batches["--batch"]
+        with pytest.raises(GitError):
+            repo.read_blob("HEAD", "a.py")
+        assert repo._batches["--batch"] is not first

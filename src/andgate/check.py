@@ -77,6 +77,11 @@ def gate_failing_closed(opts: CheckOptions, state: CheckState) -> None:
 
 def _gate(opts: CheckOptions, state: CheckState) -> None:
     git = Git(Git(opts.repo).toplevel())
+    with git.reading():  # one cat-file process for the check's blob reads
+        _gate_with(git, opts, state)
+
+
+def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
     base, head = _commits(git, opts, state)
     config = _base_config(git, opts, state, base)
     approvers = approved_logins(state.approvals)

@@ -3,24 +3,35 @@
 Every call goes through `Git.run`: no shell, a timeout, inherited `GIT_*`
 variables stripped (a `GIT_DIR` exported by a hook would point every call at the
 wrong repository), hooks disabled, and failures raised as `GitError` naming the
-command, its exit code and stderr.
+command, its exit code and stderr. The one exception is `CatFile`, a long-lived
+`git cat-file` that `Git.reading()` keeps for a check's blob reads: started the
+same way, each read within the same timeout.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import select
 import shutil
 import subprocess
-from collections.abc import Iterable, Mapping
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from andgate.errors import GateTimeout, GitError, GitNotFound
 
 DEFAULT_TIMEOUT = 120.0
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+# Up to this many objects a read asks the check's long-lived `cat-file` process, one
+# round trip each; a larger batch is one `cat-file` process of its own, which reads
+# its whole input at once.
+LONG_LIVED_BATCH = 64
 # Fixed identity and dates so the synthetic trees andgate commits are
 # reproducible and never depend on the user's git config.
 SYNTHETIC_IDENTITY = {
@@ -81,6 +92,8 @@ class Git:
         self.repo = Path(repo)
         self.timeout = timeout
         self._trees: dict[str, tuple[TreeEntry, ...]] = {}
+        self._batches: dict[str, CatFile] | None = None  # by option, within `reading()`
+        self._batches_lock = threading.Lock()
 
     def run(
         self,
@@ -208,46 +221,59 @@ class Git:
             entries.append(TreeEntry(mode, kind, sha, decode_path(path)))
         return entries
 
+    @contextmanager
+    def reading(self) -> Iterator[Git]:
+        """Within the block, small reads of blobs and sizes go through one long-lived
+        `git cat-file` process each (a check reads a dozen at different moments, and
+        each changed file twice): a read costs a line on a pipe, not a git process.
+        The processes end with the block."""
+        outer, self._batches = self._batches, {}
+        try:
+            yield self
+        finally:
+            batches, self._batches = self._batches, outer
+            for batch in batches.values():
+                batch.close()
+
+    def _cat(self, option: str, specs: list[bytes]) -> list[tuple[bytes, bytes | None]]:
+        """`git cat-file <option>`'s answer for each spec: its header line and, for
+        `--batch`, the object's bytes (None for a missing one)."""
+        contents = option == "--batch"
+        batches = self._batches
+        if batches is None or len(specs) > LONG_LIVED_BATCH or any(b"\n" in s for s in specs):
+            out = self.run("cat-file", option, input=b"".join(s + b"\n" for s in specs)).stdout
+            return _answers(_BytesReader(out), len(specs), contents)
+        with self._batches_lock:  # threads read too: one process per option
+            batch = batches.get(option)
+            if batch is None or not batch.alive():
+                if batch is not None:
+                    batch.close()
+                batch = batches[option] = CatFile(self, option)
+        return [batch.ask(spec, contents) for spec in specs]
+
     def read_blob(self, commit: str, path: str) -> bytes | None:
         """The bytes of `path` at `commit`, or None when the path is absent."""
-        spec = encode_path(f"{commit}:{path}")
-        proc = self.run("cat-file", "--batch", input=spec + b"\n")
-        header, _, rest = proc.stdout.partition(b"\n")
-        if header.endswith(b" missing") or b" blob " not in header:
-            return None
-        size = int(header.split(b" ")[2])
-        return rest[:size]
+        [(header, body)] = self._cat("--batch", [encode_path(f"{commit}:{path}")])
+        return body if b" blob " in header else None
 
     def blob_sizes(self, shas: Iterable[str]) -> dict[str, int]:
-        """Byte sizes of many blobs in one `git cat-file --batch-check` call."""
+        """Byte sizes of many blobs."""
         wanted = list(dict.fromkeys(shas))
-        if not wanted:
-            return {}
-        out = self.run("cat-file", "--batch-check", input=("\n".join(wanted) + "\n").encode())
+        answers = self._cat("--batch-check", [s.encode() for s in wanted])
         sizes = {}
-        for line in out.stdout.decode("ascii", "replace").splitlines():
-            parts = line.split()
+        for sha, (header, _) in zip(wanted, answers, strict=True):
+            parts = header.split(b" ")
             if len(parts) == 3 and parts[2].isdigit():
-                sizes[parts[0]] = int(parts[2])
+                sizes[sha] = int(parts[2])
         return sizes
 
     def read_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
-        """Many blobs in one `git cat-file --batch` call."""
+        """Many blobs, by sha."""
         wanted = list(dict.fromkeys(shas))
-        if not wanted:
-            return {}
-        proc = self.run("cat-file", "--batch", input=("\n".join(wanted) + "\n").encode())
-        data, out, pos = proc.stdout, {}, 0
-        for sha in wanted:
-            end = data.index(b"\n", pos)
-            header = data[pos:end].split(b" ")
-            pos = end + 1
-            if len(header) < 3:
-                continue
-            size = int(header[2])
-            out[sha] = data[pos : pos + size]
-            pos += size + 1
-        return out
+        answers = self._cat("--batch", [s.encode() for s in wanted])
+        return {
+            sha: body for sha, (_, body) in zip(wanted, answers, strict=True) if body is not None
+        }
 
     def diff_raw(self, base: str, head: str) -> list[Change]:
         raw = self.run("diff", "--raw", "-z", "-M", "--no-ext-diff", base, head).stdout
@@ -301,3 +327,125 @@ def parse_raw_diff(raw: bytes) -> list[Change]:
             i += 2
         changes.append(Change(status[0], old, new, old_mode, new_mode))
     return changes
+
+
+class _BytesReader:
+    """`cat-file` output already read whole."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.pos = data, 0
+
+    def line(self) -> bytes:
+        end = self.data.find(b"\n", self.pos)
+        if end < 0:
+            raise GitError("git cat-file: its output ended early")
+        line, self.pos = self.data[self.pos : end], end + 1
+        return line
+
+    def exactly(self, size: int) -> bytes:
+        chunk = self.data[self.pos : self.pos + size]
+        if len(chunk) < size:
+            raise GitError("git cat-file: its output ended early")
+        self.pos += size
+        return chunk
+
+
+class _Reader(Protocol):
+    def line(self) -> bytes: ...
+    def exactly(self, size: int) -> bytes: ...
+
+
+def _answers(reader: _Reader, count: int, contents: bool) -> list[tuple[bytes, bytes | None]]:
+    """Each object's header line (`<sha> <type> <size>`, or `<spec> missing`) and,
+    with `contents`, its bytes (None when it has none)."""
+    out: list[tuple[bytes, bytes | None]] = []
+    for _ in range(count):
+        header = reader.line()
+        parts = header.split(b" ")
+        body = None
+        if contents and len(parts) == 3 and parts[2].isdigit():
+            body = reader.exactly(int(parts[2]) + 1)[:-1]  # each object ends in a newline
+        out.append((header, body))
+    return out
+
+
+class CatFile:
+    """A long-lived `git cat-file --batch` (or `--batch-check`), one object per
+    round trip under a lock (threads share it), each within the `Git`'s timeout:
+    past it the process is killed and the read raises `GateTimeout`."""
+
+    def __init__(self, git: Git, option: str) -> None:
+        exe = shutil.which("git")
+        if exe is None:
+            raise GitNotFound("git is not installed or not on PATH: install git and retry")
+        cmd = (exe, "-c", "core.hooksPath=/dev/null", "cat-file", option)
+        self.timeout = git.timeout
+        self._lock = threading.Lock()
+        self._buffer = bytearray()
+        self._deadline = 0.0
+        try:
+            self.proc = subprocess.Popen(
+                cmd,
+                cwd=git.repo,
+                env=clean_env(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            raise GitError(f"{git.repo}: no such directory") from exc
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def ask(self, spec: bytes, contents: bool) -> tuple[bytes, bytes | None]:
+        with self._lock:
+            self._deadline = time.monotonic() + self.timeout
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write(spec + b"\n")
+                self.proc.stdin.flush()
+            except (BrokenPipeError, ValueError) as exc:
+                raise GitError("git cat-file ended before it was asked") from exc
+            [answer] = _answers(self, 1, contents)
+            return answer
+
+    def line(self) -> bytes:
+        while (end := self._buffer.find(b"\n")) < 0:
+            self._fill()
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
+        return line
+
+    def exactly(self, size: int) -> bytes:
+        while len(self._buffer) < size:
+            self._fill()
+        chunk = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return chunk
+
+    def _fill(self) -> None:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        left = self._deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            self.proc.kill()
+            self.close()
+            raise GateTimeout(f"git cat-file ran past {self.timeout:.0f}s")
+        data = os.read(fd, 1 << 16)
+        if not data:
+            self.close()
+            raise GitError(f"git cat-file ended early (exit {self.proc.poll()})")
+        self._buffer += data
+
+    def close(self) -> None:
+        """End of file on its requests ends it; one that lingers is killed."""
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                with suppress(OSError):
+                    stream.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
