@@ -73,8 +73,19 @@ def test_a_commits_whole_tree_is_listed_once_and_anything_else_every_time(tmp_pa
     assert len(calls) == 2
     commit("b.py")
     assert [e.path for e in repo.ls_tree("HEAD")] == ["a.py", "b.py"]  # a ref moves
-    assert [e.path for e in repo.ls_tree(sha, ["a.py"])] == ["a.py"]
-    assert len(calls) == 4
+    assert [e.path for e in repo.ls_tree(sha, ["a.py"])] == ["a.py"]  # from the listing
+    assert len(calls) == 3
+
+
+def test_paths_under_a_listed_tree_are_what_git_lists_for_them(tmp_path):
+    files = {
+        name: b"x\n"
+        for name in ["tests.py", "tests/a.py", "tests/sub/b.py", "tests2/c.py", "t/d.py", "e"]
+    }
+    repo, head = _repo_with_files(tmp_path, files)
+    repo.ls_tree(head)  # the whole tree, listed once
+    for paths in (["tests"], ["tests/"], ["tests/sub"], ["tests.py", "e"], ["missing"], ["t"]):
+        assert repo.ls_tree(head, paths) == Git(tmp_path).ls_tree(head, paths), paths
 
 
 # -- the long-lived cat-file process ---------------------------------------------------

@@ -197,13 +197,14 @@ class Git:
 
         A whole tree named by its commit's sha never changes, and a check lists
         base's several times (its test side, the change, the plan): those are
-        listed once per `Git`."""
+        listed once per `Git`, and paths under it are read from that listing (for
+        `ls-tree`, a path is a literal: the file, or the folder and all below)."""
         paths = list(paths)
-        whole = not paths and FULL_SHA.fullmatch(commit) is not None
-        if whole and commit in self._trees:
-            return list(self._trees[commit])
+        listed = self._trees.get(commit) if FULL_SHA.fullmatch(commit) else None
+        if listed is not None:
+            return [e for e in listed if _under(e.path, paths)] if paths else list(listed)
         entries = self._ls_tree(commit, paths)
-        if whole:
+        if not paths and FULL_SHA.fullmatch(commit):
             self._trees[commit] = tuple(entries)
         return entries
 
@@ -308,6 +309,11 @@ class Git:
         self.run("update-index", "-z", "--index-info", input=b"\0".join(lines) + b"\0", env=env)
         tree = self.out("write-tree", env=env)
         return self.out("commit-tree", tree, "-p", start, "-m", message, env=env)
+
+
+def _under(path: str, wanted: list[str]) -> bool:
+    """Whether `ls-tree -- wanted...` lists `path`."""
+    return any(path == w or path.startswith(w.rstrip("/") + "/") for w in wanted)
 
 
 def parse_raw_diff(raw: bytes) -> list[Change]:
