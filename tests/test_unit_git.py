@@ -181,10 +181,10 @@ def test_a_cat_file_that_never_answers_times_out_and_is_killed(tmp_path, monkeyp
 def test_a_cat_file_that_dies_is_a_git_error_and_the_next_read_starts_another(
     tmp_path, monkeypatch
 ):
-    _fake_git(tmp_path, monkeypatch, "exit 3")
+    _fake_git(tmp_path, monkeypatch, "echo 'fatal: bad object' >&2; exit 3")
     repo = Git(tmp_path)
     with repo.reading():
-        with pytest.raises(GitError, match="cat-file ended"):
+        with pytest.raises(GitError, match=r"cat-file ended early \(exit 3\): fatal: bad object"):
             repo.read_blob("HEAD", "a.py")
         first = repo._batches["--batch"]
         with pytest.raises(GitError):

@@ -389,6 +389,7 @@ class CatFile:
         self._lock = threading.Lock()
         self._buffer = bytearray()
         self._deadline = 0.0
+        self._stderr = b""
         try:
             self.proc = subprocess.Popen(
                 cmd,
@@ -396,7 +397,7 @@ class CatFile:
                 env=clean_env(),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,  # read only once it ended: git writes it then
             )
         except (FileNotFoundError, NotADirectoryError) as exc:
             raise GitError(f"{git.repo}: no such directory") from exc
@@ -441,11 +442,21 @@ class CatFile:
         data = os.read(fd, 1 << 16)
         if not data:
             self.close()
-            raise GitError(f"git cat-file ended early (exit {self.proc.poll()})")
+            raise GitError(
+                f"git cat-file ended early (exit {self.proc.returncode}): {self._why()}",
+                cmd=tuple(self.proc.args),  # type: ignore[arg-type]
+                code=self.proc.returncode,
+            )
         self._buffer += data
 
+    def _why(self) -> str:
+        """The first line git wrote to stderr before it ended."""
+        lines = self._stderr.decode("utf-8", "replace").strip().splitlines()
+        return lines[0] if lines else "no output"
+
     def close(self) -> None:
-        """End of file on its requests ends it; one that lingers is killed."""
+        """End of file on its requests ends it; one that lingers is killed. Its
+        stderr is read once it ended (so the read cannot block)."""
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 with suppress(OSError):
@@ -455,3 +466,7 @@ class CatFile:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=5)
+        if self.proc.stderr is not None and not self.proc.stderr.closed:
+            with suppress(OSError, ValueError):
+                self._stderr = self.proc.stderr.read(4096)
+            self.proc.stderr.close()
