@@ -3,8 +3,11 @@ of git's machine-readable output that the worktree reset relies on."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -80,11 +83,32 @@ def test_a_commits_whole_tree_is_listed_once_and_anything_else_every_time(tmp_pa
 def test_paths_under_a_listed_tree_are_what_git_lists_for_them(tmp_path):
     files = {
         name: b"x\n"
-        for name in ["tests.py", "tests/a.py", "tests/sub/b.py", "tests2/c.py", "t/d.py", "e"]
+        for name in [
+            "tests.py",
+            "tests/a.py",
+            "tests/sub/b.py",
+            "tests2/c.py",
+            "t/d.py",
+            "e",
+            ":x/y.py",
+            "*.py",
+        ]
     }
     repo, head = _repo_with_files(tmp_path, files)
     repo.ls_tree(head)  # the whole tree, listed once
-    for paths in (["tests"], ["tests/"], ["tests/sub"], ["tests.py", "e"], ["missing"], ["t"]):
+    for paths in (
+        ["tests"],
+        ["tests/"],
+        ["tests/sub"],
+        ["tests.py", "e"],
+        ["missing"],
+        ["t"],
+        [":x"],  # pathspec magic is read literally
+        ["*.py"],
+        ["./t"],  # normalised by git: asked of git
+        ["tests//sub"],
+        ["."],
+    ):
         assert repo.ls_tree(head, paths) == Git(tmp_path).ls_tree(head, paths), paths
 
 
@@ -172,21 +196,73 @@ def test_a_cat_file_that_never_answers_times_out_and_is_killed(tmp_path, monkeyp
     _fake_git(tmp_path, monkeypatch, "exec sleep 60")
     repo = Git(tmp_path, timeout=0.5)
     with repo.reading():
-        with pytest.raises(GateTimeout, match="cat-file ran past"):
+        with pytest.raises(GateTimeout, match=r"cat-file ran past 0\.5s"):
             repo.read_blob("HEAD", "a.py")
         [batch] = repo._batches.values()
         assert not batch.alive()
 
 
+def test_the_timeout_holds_when_a_process_git_started_keeps_its_stderr(tmp_path, monkeypatch):
+    """A lazy fetch of a partial clone, say: killing git leaves it holding the pipe,
+    and reading what git wrote must not wait for it to end."""
+    pid_file = tmp_path / "child.pid"
+    _fake_git(tmp_path, monkeypatch, f"sleep 30 & echo $! > {pid_file}; wait")
+    repo = Git(tmp_path, timeout=0.5)
+    started = time.monotonic()
+    try:
+        with repo.reading(), pytest.raises(GateTimeout):
+            repo.read_blob("HEAD", "a.py")
+        assert time.monotonic() - started < 15  # not the 30 s of the child
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    "script, ends",
+    [
+        ("echo 'fatal: bad object' >&2; exit 3", "before it is asked"),
+        ("read request; echo 'fatal: bad object' >&2; exit 3", "while it answers"),
+    ],
+)
 def test_a_cat_file_that_dies_is_a_git_error_and_the_next_read_starts_another(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, script, ends
 ):
-    _fake_git(tmp_path, monkeypatch, "echo 'fatal: bad object' >&2; exit 3")
+    _fake_git(tmp_path, monkeypatch, script)
     repo = Git(tmp_path)
     with repo.reading():
+        if ends == "before it is asked":
+            repo._long_lived("--batch").proc.wait()  # type: ignore[union-attr]
         with pytest.raises(GitError, match=r"cat-file ended early \(exit 3\): fatal: bad object"):
             repo.read_blob("HEAD", "a.py")
         first = repo._batches["--batch"]
         with pytest.raises(GitError):
             repo.read_blob("HEAD", "a.py")
         assert repo._batches["--batch"] is not first
+
+
+def test_an_interrupt_halfway_through_an_answer_ends_the_process(tmp_path, monkeypatch):
+    """The next read must not take the rest of this answer for its own."""
+    _fake_git(tmp_path, monkeypatch, "read request; printf 'abc blob 10\\n12345'; exec sleep 60")
+    repo = Git(tmp_path, timeout=30)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        with repo.reading():
+            signal.setitimer(signal.ITIMER_REAL, 0.5)
+            with pytest.raises(KeyboardInterrupt):
+                repo.read_blob("HEAD", "a.py")
+            assert not repo._batches["--batch"].alive()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_path_with_a_newline_is_refused_not_read_as_two(tmp_path):
+    repo, head = _repo_with_files(tmp_path, {"a": b"A\n"})
+    for reading in (contextlib.nullcontext(), repo.reading()):
+        with reading, pytest.raises(GitError, match="a path with a newline"):
+            repo.read_blob(head, "a\nb")

@@ -11,6 +11,7 @@ same way, each read within the same timeout.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import select
 import shutil
@@ -21,9 +22,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 from andgate.errors import GateTimeout, GitError, GitNotFound
+from andgate.signals import WAKE
 
 DEFAULT_TIMEOUT = 120.0
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -201,7 +203,7 @@ class Git:
         `ls-tree`, a path is a literal: the file, or the folder and all below)."""
         paths = list(paths)
         listed = self._trees.get(commit) if FULL_SHA.fullmatch(commit) else None
-        if listed is not None:
+        if listed is not None and all(_plain(p) for p in paths):
             return [e for e in listed if _under(e.path, paths)] if paths else list(listed)
         entries = self._ls_tree(commit, paths)
         if not paths and FULL_SHA.fullmatch(commit):
@@ -209,7 +211,7 @@ class Git:
         return entries
 
     def _ls_tree(self, commit: str, paths: list[str]) -> list[TreeEntry]:
-        args = ["ls-tree", "-r", "-z", "--full-tree", commit]
+        args = ["--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", commit]
         if paths:
             args += ["--", *paths]
         raw = self.run(*args).stdout
@@ -227,30 +229,43 @@ class Git:
         """Within the block, small reads of blobs and sizes go through one long-lived
         `git cat-file` process each (a check reads a dozen at different moments, and
         each changed file twice): a read costs a line on a pipe, not a git process.
-        The processes end with the block."""
-        outer, self._batches = self._batches, {}
+        The processes end with the block; a read after it is a git process again."""
+        with self._batches_lock:
+            outer, self._batches = self._batches, {}
         try:
             yield self
         finally:
-            batches, self._batches = self._batches, outer
-            for batch in batches.values():
-                batch.close()
+            with self._batches_lock:
+                batches, self._batches = self._batches, outer
+                for batch in batches.values():
+                    batch.close()
 
     def _cat(self, option: str, specs: list[bytes]) -> list[tuple[bytes, bytes | None]]:
         """`git cat-file <option>`'s answer for each spec: its header line and, for
         `--batch`, the object's bytes (None for a missing one)."""
         contents = option == "--batch"
-        batches = self._batches
-        if batches is None or len(specs) > LONG_LIVED_BATCH or any(b"\n" in s for s in specs):
+        if not specs:
+            return []
+        if any(b"\n" in s for s in specs):  # one request a line: it would ask for two
+            name = next(s for s in specs if b"\n" in s).decode("utf-8", "surrogateescape")
+            raise GitError(f"{name!r}: a path with a newline cannot be read; rename it")
+        batch = self._long_lived(option) if len(specs) <= LONG_LIVED_BATCH else None
+        if batch is None:
             out = self.run("cat-file", option, input=b"".join(s + b"\n" for s in specs)).stdout
             return _answers(_BytesReader(out), len(specs), contents)
-        with self._batches_lock:  # threads read too: one process per option
-            batch = batches.get(option)
+        return batch.ask(specs, contents)
+
+    def _long_lived(self, option: str) -> CatFile | None:
+        """Within `reading()`, its process for `option` (one for every thread)."""
+        with self._batches_lock:
+            if self._batches is None:
+                return None
+            batch = self._batches.get(option)
             if batch is None or not batch.alive():
                 if batch is not None:
                     batch.close()
-                batch = batches[option] = CatFile(self, option)
-        return [batch.ask(spec, contents) for spec in specs]
+                batch = self._batches[option] = CatFile(self, option)
+            return batch
 
     def read_blob(self, commit: str, path: str) -> bytes | None:
         """The bytes of `path` at `commit`, or None when the path is absent."""
@@ -309,6 +324,16 @@ class Git:
         self.run("update-index", "-z", "--index-info", input=b"\0".join(lines) + b"\0", env=env)
         tree = self.out("write-tree", env=env)
         return self.out("commit-tree", tree, "-p", start, "-m", message, env=env)
+
+
+def _plain(path: str) -> bool:
+    """A path git reads as it is written (literal pathspecs still normalise
+    `./`, `//` and `..`): the listing can answer for it."""
+    return (
+        path not in ("", ".")
+        and posixpath.normpath(path) == path.rstrip("/")
+        and not (path.startswith(("/", "../")))
+    )
 
 
 def _under(path: str, wanted: list[str]) -> bool:
@@ -376,9 +401,11 @@ def _answers(reader: _Reader, count: int, contents: bool) -> list[tuple[bytes, b
 
 
 class CatFile:
-    """A long-lived `git cat-file --batch` (or `--batch-check`), one object per
-    round trip under a lock (threads share it), each within the `Git`'s timeout:
-    past it the process is killed and the read raises `GateTimeout`."""
+    """A long-lived `git cat-file --batch` (or `--batch-check`), asked one object
+    at a time under a lock (threads share it); one request's objects are read
+    within the `Git`'s timeout: past it the process is killed and the read raises
+    `GateTimeout`. Anything else that stops a read halfway (an interrupt) ends the
+    process too, so that no later read takes the rest of an answer for its own."""
 
     def __init__(self, git: Git, option: str) -> None:
         exe = shutil.which("git")
@@ -397,7 +424,7 @@ class CatFile:
                 env=clean_env(),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,  # read only once it ended: git writes it then
+                stderr=subprocess.PIPE,  # read once it ended, and only what is there
             )
         except (FileNotFoundError, NotADirectoryError) as exc:
             raise GitError(f"{git.repo}: no such directory") from exc
@@ -405,17 +432,27 @@ class CatFile:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def ask(self, spec: bytes, contents: bool) -> tuple[bytes, bytes | None]:
+    def ask(self, specs: list[bytes], contents: bool) -> list[tuple[bytes, bytes | None]]:
         with self._lock:
             self._deadline = time.monotonic() + self.timeout
             try:
-                assert self.proc.stdin is not None
-                self.proc.stdin.write(spec + b"\n")
-                self.proc.stdin.flush()
-            except (BrokenPipeError, ValueError) as exc:
-                raise GitError("git cat-file ended before it was asked") from exc
-            [answer] = _answers(self, 1, contents)
-            return answer
+                return [self._ask(spec, contents) for spec in specs]
+            except (GitError, GateTimeout):
+                raise
+            except BaseException:
+                self.proc.kill()
+                self.close()
+                raise
+
+    def _ask(self, spec: bytes, contents: bool) -> tuple[bytes, bytes | None]:
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(spec + b"\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError) as exc:
+            raise self._ended() from exc
+        [answer] = _answers(self, 1, contents)
+        return answer
 
     def line(self) -> bytes:
         while (end := self._buffer.find(b"\n")) < 0:
@@ -434,29 +471,32 @@ class CatFile:
     def _fill(self) -> None:
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
-        left = self._deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            self.proc.kill()
-            self.close()
-            raise GateTimeout(f"git cat-file ran past {self.timeout:.0f}s")
+        while True:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                self.proc.kill()
+                self.close()
+                raise GateTimeout(f"git cat-file ran past {self.timeout:g}s")
+            # In slices, as every wait of the main thread (signals.py).
+            if select.select([fd], [], [], min(left, WAKE))[0]:
+                break
         data = os.read(fd, 1 << 16)
         if not data:
-            self.close()
-            raise GitError(
-                f"git cat-file ended early (exit {self.proc.returncode}): {self._why()}",
-                cmd=tuple(self.proc.args),  # type: ignore[arg-type]
-                code=self.proc.returncode,
-            )
+            raise self._ended()
         self._buffer += data
 
-    def _why(self) -> str:
-        """The first line git wrote to stderr before it ended."""
+    def _ended(self) -> GitError:
+        self.close()
         lines = self._stderr.decode("utf-8", "replace").strip().splitlines()
-        return lines[0] if lines else "no output"
+        return GitError(
+            f"git cat-file ended early (exit {self.proc.returncode}): "
+            + (lines[0] if lines else "no output"),
+            cmd=tuple(str(a) for a in self.proc.args),  # type: ignore[union-attr]
+            code=self.proc.returncode,
+        )
 
     def close(self) -> None:
-        """End of file on its requests ends it; one that lingers is killed. Its
-        stderr is read once it ended (so the read cannot block)."""
+        """End of file on its requests ends it; one that lingers is killed."""
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 with suppress(OSError):
@@ -466,7 +506,17 @@ class CatFile:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=5)
-        if self.proc.stderr is not None and not self.proc.stderr.closed:
-            with suppress(OSError, ValueError):
-                self._stderr = self.proc.stderr.read(4096)
-            self.proc.stderr.close()
+        self._stderr += _waiting_bytes(self.proc.stderr)
+
+
+def _waiting_bytes(stream: IO[bytes] | None) -> bytes:
+    """What `stream` (a pipe) holds now, without waiting for more: a process git
+    started may keep its end open after git ended. Then it is closed."""
+    if stream is None or stream.closed:
+        return b""
+    data = b""
+    with suppress(OSError, ValueError):
+        if select.select([stream.fileno()], [], [], 0)[0]:
+            data = os.read(stream.fileno(), 4096)
+    stream.close()
+    return data
