@@ -451,3 +451,28 @@ def test_an_error_outside_the_gate_is_one_line_and_exit_2(sample, capsys, monkey
     err = capsys.readouterr().err
     assert code == 2
     assert err == "andgate: internal error: RuntimeError: reporter broke\n"
+
+
+def test_a_check_reads_its_blobs_through_one_long_lived_cat_file(sample, monkeypatch):
+    """About fifteen reads of the manifest, the pytest configuration and the changed
+    files, none of them a git process of its own."""
+    from andgate import git as git_module
+
+    one_shot, started = [], []
+    real_run, real_init = git_module.Git.run, git_module.CatFile.__init__
+
+    def run(self, *args, **kwargs):
+        if "cat-file" in args:
+            one_shot.append(args)
+        return real_run(self, *args, **kwargs)
+
+    def init(self, git, option):
+        started.append(option)
+        real_init(self, git, option)
+
+    monkeypatch.setattr(git_module.Git, "run", run)
+    monkeypatch.setattr(git_module.CatFile, "__init__", init)
+    run_ = sample.gate(sample.change(honest_fix))
+    assert run_.decision == "allow"
+    assert one_shot == []
+    assert sorted(started) == ["--batch", "--batch-check"]

@@ -238,7 +238,7 @@ class Git:
             with self._batches_lock:
                 batches, self._batches = self._batches, outer
                 for batch in batches.values():
-                    batch.close()
+                    batch.close_after_read()
 
     def _cat(self, option: str, specs: list[bytes]) -> list[tuple[bytes, bytes | None]]:
         """`git cat-file <option>`'s answer for each spec: its header line and, for
@@ -246,9 +246,6 @@ class Git:
         contents = option == "--batch"
         if not specs:
             return []
-        if any(b"\n" in s for s in specs):  # one request a line: it would ask for two
-            name = next(s for s in specs if b"\n" in s).decode("utf-8", "surrogateescape")
-            raise GitError(f"{name!r}: a path with a newline cannot be read; rename it")
         batch = self._long_lived(option) if len(specs) <= LONG_LIVED_BATCH else None
         if batch is None:
             out = self.run("cat-file", option, input=b"".join(s + b"\n" for s in specs)).stdout
@@ -269,6 +266,8 @@ class Git:
 
     def read_blob(self, commit: str, path: str) -> bytes | None:
         """The bytes of `path` at `commit`, or None when the path is absent."""
+        if "\n" in path:  # cat-file reads a request a line: it would ask for two
+            raise GitError(f"{path!r}: a path with a newline cannot be read; rename it")
         [(header, body)] = self._cat("--batch", [encode_path(f"{commit}:{path}")])
         return body if b" blob " in header else None
 
@@ -494,6 +493,11 @@ class CatFile:
             cmd=tuple(str(a) for a in self.proc.args),  # type: ignore[union-attr]
             code=self.proc.returncode,
         )
+
+    def close_after_read(self) -> None:
+        """`close`, once a read another thread is making has ended."""
+        with self._lock:
+            self.close()
 
     def close(self) -> None:
         """End of file on its requests ends it; one that lingers is killed."""
