@@ -127,3 +127,27 @@ def test_no_discrimination_skips_it(sample):
     run = sample.gate(sample.change(_honest_with_tautology), discrimination=False)
     assert run.payload["discrimination"] is None
     assert AGENT_SLUG_TEST  # the story's test is what the change adds
+
+
+def test_only_runs_that_expect_failures_skip_the_long_traceback(sample, monkeypatch):
+    """Replays and discrimination runs only read which items failed; the classes' runs
+    keep the user's traceback style, since a reviewer reads their failures."""
+    import andgate.phases.context
+    import andgate.phases.discrimination
+    import andgate.replay
+
+    requests = []
+    for module in (andgate.phases.context, andgate.phases.discrimination, andgate.replay):
+
+        def recording(request, *args, _real=module.run_pytest, **kwargs):
+            requests.append((request.label, request.failures_expected))
+            return _real(request, *args, **kwargs)
+
+        monkeypatch.setattr(module, "run_pytest", recording)
+    run = sample.gate(sample.change(_honest_with_tautology), discrimination=True)
+    assert run.decision == "allow", run.payload["reasons"]
+    breaking = {label: flag for label, flag in requests if label.startswith(("known-bad", "disc"))}
+    ordinary = {label: flag for label, flag in requests if label not in breaking}
+    assert breaking and set(breaking.values()) == {True}, requests
+    assert {"oracle", "base oracle", "property", "untrusted", "flake"} <= set(ordinary)
+    assert set(ordinary.values()) == {False}, requests

@@ -281,6 +281,23 @@ def test_exitfirst_stops_at_a_killer_in_the_last_file_once_it_runs_first(tmp_pat
     assert len(first.selected("oracle")) == 6  # every item collected and recorded
 
 
+@pytest.mark.parametrize("expected", [True, False], ids=["failures-expected", "ordinary"])
+def test_a_run_whose_failures_are_expected_formats_them_from_the_frames_alone(tmp_path, expected):
+    """A replay reads only which items failed: pytest's long traceback (the test's
+    source, parsed) is skipped even when the user's config asks for it, and the
+    failure's one-line message is the same. Every other run keeps the user's style."""
+    extra = {"pytest.ini": "[pytest]\naddopts = --tb=long\n"}
+    root = ordered_project(tmp_path, killed=True, extra=extra)
+    result = run(root, ordered_request(failures_expected=expected), tmp_path)
+    killer = "tests/oracles/test_c.py::test_c2"
+    assert result.outcome(killer) is Outcome.FAILED
+    assert result.message(killer) == "assert False"
+    log = result.log.read_text(encoding="utf-8")
+    native = "Traceback (most recent call last):" in log
+    source = ">       assert False" in log  # the long style quotes the failing line
+    assert (native, source) == (expected, not expected), log
+
+
 @pytest.mark.parametrize("killed", [True, False], ids=["killed", "survives"])
 def test_first_files_under_xdist_in_the_users_config(tmp_path, killed):
     pytest.importorskip("xdist")

@@ -100,7 +100,13 @@ def replay_fixture(
     patch.write_bytes(fixture.patch)
     cache = cache or KillerCache(None)
     killers = cache.get(fixture.patch, oracle_digest)
-    request = replace(oracle_request, label=f"known-bad {index}", exitfirst=True, junit_name=None)
+    request = replace(
+        oracle_request,
+        label=f"known-bad {index}",
+        exitfirst=True,
+        failures_expected=True,
+        junit_name=None,
+    )
     with pool.lease(commit) as worktree:
         problem = worktree.apply_patch(patch)
         if problem is not None:

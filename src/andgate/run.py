@@ -105,6 +105,9 @@ class RunRequest:
     first_files: tuple[str, ...] = ()
     collect_only: bool = False
     exitfirst: bool = False
+    # A run whose failures are the expected outcome (a known-bad replay, a
+    # discrimination run): only which items failed is read, never how.
+    failures_expected: bool = False
     hypothesis_seed: int | None = None
     junit_name: str | None = None
     shard: Shard | None = None
@@ -161,6 +164,12 @@ def pytest_argv(
         argv.append("--collect-only")
     if request.exitfirst:
         argv.append("-x")
+    if request.failures_expected:
+        # pytest's default long traceback parses the failing test's source (ast,
+        # tokenize, inspect.getmodule over every module): about half of a replay's
+        # test time, for a log nobody reads. The native traceback is formatted from
+        # the frames alone, and pytest's one-line crash message is the same.
+        argv.append("--tb=native")
     if junit is not None:
         argv.append(f"--junitxml={junit}")
     return argv

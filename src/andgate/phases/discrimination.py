@@ -318,6 +318,7 @@ def _break(
         Role.UNTRUSTED,
         ctx.plan.head_rules,
         allow_files=tuple(sorted(files)),
+        failures_expected=True,
         environment=ctx.state.environment,
     )
     with ctx.pool.lease(ctx.plan.head) as worktree:
