@@ -4,6 +4,7 @@ Pure: no git, no pytest processes."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
@@ -509,6 +510,43 @@ def test_oracle_literals_already_in_base_or_trivial_are_not_found() -> None:
     assert findings == []
 
 
+class Untouchable(dict):
+    """An argument the scan must not read: any iteration or lookup fails the test."""
+
+    def _fail(self, *args, **kwargs):
+        raise AssertionError("read although no added literal needed it")
+
+    __iter__ = keys = values = items = __getitem__ = __len__ = _fail  # type: ignore[assignment]
+
+
+def _never_iterated():
+    raise AssertionError("base production read although no added literal is expected")
+    yield b""  # a generator
+
+
+def test_base_production_is_read_only_for_an_added_literal_an_oracle_expects() -> None:
+    """Base's production code can be most of a repository: a change whose added
+    literals no oracle expects never reads it, and one with no literal at all never
+    reads the oracles either."""
+    base = "def shout(s):\n    return s.upper()\n"
+    unexpected = base + 'GREETING = "good morning"\n'
+    change = [FileChange(CORE, base.encode(), unexpected.encode())]
+    oracles = {"tests/oracles/test_core.py": ORACLE}
+    assert oracle_literals(oracles, _never_iterated(), change) == []
+    bare = [FileChange(CORE, base.encode(), (base + "X = 3\n").encode())]
+    assert oracle_literals(Untouchable(), _never_iterated(), bare) == []
+    expected = base + 'GREETING = "HELLO WORLD!"\n'
+    read = []
+
+    def base_production():
+        read.append(True)
+        yield base.encode()
+
+    change = [FileChange(CORE, base.encode(), expected.encode())]
+    (finding,) = oracle_literals(oracles, base_production(), change)
+    assert (finding.line, read) == (3, [True])
+
+
 # -- the manifest's production_scan ---------------------------------------------------------
 
 
@@ -576,3 +614,43 @@ def test_installed_names_are_read_only_when_a_change_adds_a_top_level_module(mon
     found = scan_production(added, shadowed=names, project_packages=frozenset())
     assert [f.construct for f in found] == [Construct.SHADOWING_MODULE] * 2
     assert calls == [1]
+
+
+NESTED_DEFINITIONS = """
+import pytest
+if True:
+    def in_if(): pass
+else:
+    class InElse: pass
+try:
+    def in_try(): pass
+except ImportError:
+    def in_handler(): pass
+else:
+    def in_try_else(): pass
+finally:
+    def in_finally(): pass
+with open(__file__):
+    async def in_with(): pass
+for _ in ():
+    def in_for(): pass
+while False:
+    def in_while(): pass
+match 1:
+    case 1:
+        def in_case(): pass
+class Outer:
+    @pytest.mark.parametrize("x", [1])
+    def method(self, x):
+        def inner(): pass
+        lam = lambda: None
+"""
+
+
+def test_the_definition_walk_finds_what_ast_walk_finds_in_the_same_order() -> None:
+    from andgate.scan import Definition, _definitions
+
+    tree = ast.parse(NESTED_DEFINITIONS)
+    everything = [n.name for n in ast.walk(tree) if isinstance(n, Definition)]
+    assert [n.name for n in _definitions(tree)] == everything
+    assert len(everything) == 13

@@ -20,6 +20,7 @@ import difflib
 import enum
 import re
 import sys
+from collections import deque
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
@@ -901,12 +902,35 @@ def oracle_literals(
 ) -> list[ScanFinding]:
     """Added production lines that hard-code a literal an oracle expects and base's
     production code never had: the special-casing pattern (`if x == 'input': return
-    'expected'`). A warning: an honest fix of a message can do the same."""
+    'expected'`). A warning: an honest fix of a message can do the same.
+
+    Cheapest question first: the added lines' literals (changed files only), then the
+    oracles' expectations, and base's production code, which can be most of a
+    repository, is iterated (so read and parsed) only when an added literal is one
+    an oracle expects."""
+    added = list(_added_literals(changes))
+    if not added:
+        return []
     expected = oracle_expectations(oracle_sources)
-    if not expected:
+    candidates = [(key, path, line) for key, path, line in added if key in expected]
+    if not candidates:
         return []
     known = production_literals(base_production)
-    found = []
+    found = [
+        ScanFinding(
+            path,
+            line,
+            Construct.ORACLE_LITERAL,
+            f"{show_literal(key)}, expected by {expected[key]}",
+        )
+        for key, path, line in candidates
+        if key not in known
+    ]
+    return unique(f for f in found if not is_allowed(f, allow))
+
+
+def _added_literals(changes: Sequence[FileChange]) -> Iterator[tuple[LiteralKey, str, int]]:
+    """Every non-trivial literal on a line the change added to a Python file."""
     for change in changes:
         if change.new is None or PurePosixPath(change.path).suffix not in PYTHON_SUFFIXES:
             continue
@@ -916,10 +940,8 @@ def oracle_literals(
             continue
         for key, node in literals_in(tree):
             line = getattr(node, "lineno", None)
-            if key in expected and key not in known and line in added:
-                detail = f"{show_literal(key)}, expected by {expected[key]}"
-                found.append(ScanFinding(change.path, line, Construct.ORACLE_LITERAL, detail))
-    return unique(f for f in found if not is_allowed(f, allow))
+            if line in added:
+                yield key, change.path, line
 
 
 # -- oracle parameters computed from production code ----------------------------------
@@ -939,9 +961,7 @@ def oracle_parameters_from_production(
         except (SyntaxError, ValueError):
             continue
         production = _production_names(tree, project_packages)
-        for func in ast.walk(tree):
-            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
+        for func in _definitions(tree):
             for decorator in func.decorator_list:
                 used = _parametrize_sources(decorator, production)
                 if used:
@@ -950,6 +970,22 @@ def oracle_parameters_from_production(
                         "from production code; keep the oracle's examples on the test side"
                     )
     return found
+
+
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _definitions(tree: ast.Module) -> Iterator[Definition]:
+    """Every function and class the module defines, at any depth, in `ast.walk`'s
+    order. Only statements hold definitions, so the walk skips the expressions, most
+    of a test file's nodes."""
+    todo: deque[ast.AST] = deque(tree.body)
+    while todo:
+        node = todo.popleft()
+        if isinstance(node, Definition):
+            yield node
+        todo.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, STATEMENT_HOLDERS))
 
 
 def _production_names(tree: ast.Module, packages: frozenset[str]) -> dict[str, str]:

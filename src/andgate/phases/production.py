@@ -9,7 +9,7 @@ on base), base's oracle files and base's production code (for ORACLE_LITERAL).
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import PurePosixPath
@@ -74,14 +74,12 @@ def scan_change(
         project_packages=packages,
         allow=allow,
     )
-    literals = oracle_literals(
-        oracles,
-        _blobs(
+    base_production = _read_when_iterated(
+        lambda: _blobs(
             git, base_files, lambda p: p.endswith(".py") and not config.test_side.holds(p)
-        ).values(),
-        file_changes,
-        allow=allow,
+        )
     )
+    literals = oracle_literals(oracles, base_production, file_changes, allow=allow)
     return ScanResult(
         tuple(f.message for f in found), tuple(f.message for f in literals), from_production
     )
@@ -91,6 +89,13 @@ def _blobs(git: Git, entries: Iterable, wanted) -> dict[str, bytes]:  # type: ig
     chosen = [e for e in entries if wanted(e.path)]
     blobs = git.read_blobs(e.sha for e in chosen)
     return {e.path: blobs.get(e.sha, b"") for e in chosen}
+
+
+def _read_when_iterated(read: Callable[[], dict[str, bytes]]) -> Iterator[bytes]:
+    """The blobs `read` returns, read only if the scan iterates them: base's production
+    code can be most of a repository, and `oracle_literals` needs it only when an
+    added literal is one an oracle expects."""
+    yield from read().values()
 
 
 class ShadowableNames:
