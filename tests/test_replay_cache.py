@@ -86,8 +86,13 @@ def warm_cache(cold: Cold, tmp_path) -> Path:
     return cache
 
 
-def test_second_replay_runs_only_the_remembered_killer(cold, spy, tmp_path):
+def test_second_replay_runs_only_the_remembered_killer(cold, spy, tmp_path, monkeypatch):
     assert [r.only_ids for r in cold.requests] == [None, None]
+    guessed = []  # a remembered killer that fails needs no likely-killer guess
+    real_guess = andgate.replay.first_files
+    monkeypatch.setattr(
+        andgate.replay, "first_files", lambda *a: guessed.append(a) or real_guess(*a)
+    )
     cache = warm_cache(cold, tmp_path)
     entries = {json.loads(p.read_text())["killers"][0] for p in killer_files(cache)}
     assert entries == {
@@ -101,6 +106,7 @@ def test_second_replay_runs_only_the_remembered_killer(cold, spy, tmp_path):
         ("tests/oracles/test_text_oracle.py",),
     ]
     assert warm.payload["reasons"] == cold.run.payload["reasons"] == []
+    assert guessed == []
     assert warm.artifact("known_bad.json")["fixtures"][0]["failed_oracle_items"] == [
         "tests/oracles/test_text_oracle.py::test_chunk_keeps_short_tail"
     ]

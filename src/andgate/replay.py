@@ -111,11 +111,12 @@ def replay_fixture(
         problem = worktree.apply_patch(patch)
         if problem is not None:
             return ReplayFacts(fixture.name, applied=False, problem=_explain(problem))
-        first = first_files(fixture.patch, worktree.path, request.allow_files or ())
         facts = None
         if killers:
             facts = _run(fixture, _killers_only(request, killers), worktree.path, scratch, timeout)
         if facts is None or (not facts.error and not facts.failed):
+            # Read only now: a remembered killer that fails needs no guess.
+            first = first_files(fixture.patch, worktree.path, request.allow_files or ())
             facts = _cold(fixture, request, first, worktree.path, scratch, timeout, spent=facts)
     if facts.failed and not facts.error:
         cache.put(fixture.patch, oracle_digest, [f for f in facts.failed if "::" in f])
