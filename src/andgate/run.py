@@ -166,7 +166,7 @@ def pytest_argv(
         argv.append("-x")
     if request.failures_expected:
         # pytest's default long traceback parses the failing test's source (ast,
-        # tokenize, inspect.getmodule over every module): about half of a replay's
+        # tokenize, inspect.getmodule over every module): two thirds of a replay's
         # test time, for a log nobody reads. The native traceback is formatted from
         # the frames alone, and pytest's one-line crash message is the same.
         argv.append("--tb=native")
