@@ -863,6 +863,24 @@ def _real_prefix() -> str:
 # -- the table ---------------------------------------------------------------------------------
 
 
+# `pytest -n 2` / `pytest -q` on the generated repository: 1.09-1.22 on a quiet 2-core
+# run of this machine. Well above, another load took one core for much of the run.
+TWO_CORES_AT_MOST = 1.3
+
+
+def two_cores_warning(rows: list[dict[str, Any]]) -> str | None:
+    """A line saying the machine did not give the run two cores, or None."""
+    xdist = next((r for r in rows if r.get("config") == "pytest -q -n 2 (xdist)"), None)
+    if xdist is None or xdist["ratio"] <= TWO_CORES_AT_MOST:
+        return None
+    return (
+        f"note: pytest -n 2 took {xdist['ratio']:.2f} x pytest -q here, so the machine did "
+        "not give this run two free cores. A check runs two pytest processes at once: its "
+        "ratios against pytest -q overstate its cost on such a run; those against "
+        "pytest -n 2, parallel too, move less."
+    )
+
+
 def print_table(rows: list[dict[str, Any]]) -> None:
     head = (
         "figure",
@@ -1273,6 +1291,8 @@ def reprint(path: Path) -> int:
     )
     print()
     print_table(rows)
+    if warning := two_cores_warning(rows):
+        print(f"\n{warning}")
     real = data.get("real") or {}
     loads = data["load_average_1min_each_round"] + real.get("load_average_1min_each_round", [])
     print(f"\n1-minute load average at each round: {', '.join(f'{x:.2f}' for x in loads)}")
@@ -1322,6 +1342,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_round_ratios(rows)
     print()
     print_table(rows)
+    if warning := two_cores_warning(rows):
+        print(f"\n{warning}")
     loads = samples.load + (real.load if real else [])
     print(f"\n1-minute load average at each round: {', '.join(f'{x:.2f}' for x in loads)}")
     print_stages(rows)
