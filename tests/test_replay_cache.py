@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import andgate.cache
 import andgate.replay
 from andgate.check import CheckOptions, run_check
 from andgate.records import Outcome
@@ -270,12 +271,9 @@ def test_a_cold_replay_whose_likely_killers_all_pass_runs_the_other_files_next(
     assert second.outcome(f"tests/oracles/test_m{WIDE}.py::test_shift{WIDE}[0]") is Outcome.FAILED
 
 
-def test_likely_files_that_only_fail_to_collect_alone_prove_nothing(
-    make_repo, spy, tmp_path, monkeypatch
-):
-    """test_m2 imports a module test_m1 registers when it is collected: alone, it
-    cannot be collected, with or without the fixture. That is no bite: the whole
-    class runs, and a fixture no oracle catches still survives (and blocks)."""
+def registry_project(make_repo):
+    """wide_project, where test_m2 imports a module test_m1 registers when it is
+    collected (alone, test_m2 cannot be collected), and the fixture breaks nothing."""
     repo, base, head = wide_project(make_repo)
     repo.run("checkout", "-q", "--detach", base)
     registry = (
@@ -296,7 +294,33 @@ def test_likely_files_that_only_fail_to_collect_alone_prove_nothing(
     base = repo.commit("oracles share a registry; a harmless fixture (owner: alice)")
     repo.write({"pkg/extra.py": "EXTRA = 1\n"})
     head = repo.commit("agent change", who=AGENT)
+    return repo, base, head
+
+
+def test_likely_files_that_only_fail_to_collect_alone_prove_nothing(
+    make_repo, spy, tmp_path, monkeypatch
+):
+    """test_m2 imports a module test_m1 registers when it is collected: alone, it
+    cannot be collected, with or without the fixture. That is no bite: the whole
+    class runs, and a fixture no oracle catches still survives (and blocks)."""
+    repo, base, head = registry_project(make_repo)
     monkeypatch.setattr(andgate.replay, "first_files", lambda *args: ("tests/oracles/test_m2.py",))
     verdict = wide_gate(repo, base, head, tmp_path / "registry")
     assert [r.label.rsplit(" ", 1)[-1] for r in spy] == ["1/2", "whole"]
+    assert [r["code"] for r in verdict["reasons"]] == ["ORACLE_NEUTRALIZED"], verdict["reasons"]
+
+
+def test_a_remembered_killer_that_only_fails_to_collect_alone_proves_nothing(
+    make_repo, spy, tmp_path, monkeypatch
+):
+    """The cache only picks what runs first. A remembered killer in test_m2 is run
+    with its file alone, which cannot be collected: no bite either. The class then
+    runs as on a cold cache, and the harmless fixture still survives (and blocks)."""
+    repo, base, head = registry_project(make_repo)
+    remembered = ("tests/oracles/test_m2.py::test_shift2[0]",)
+    monkeypatch.setattr(andgate.cache.KillerCache, "get", lambda *args: remembered)
+    monkeypatch.setattr(andgate.replay, "first_files", lambda *args: ())
+    verdict = wide_gate(repo, base, head, tmp_path / "remembered")
+    assert [r.label for r in spy] == ["known-bad 0 killers", "known-bad 0"]
+    assert spy.results[0].collection_errors  # the killer's file, alone
     assert [r["code"] for r in verdict["reasons"]] == ["ORACLE_NEUTRALIZED"], verdict["reasons"]

@@ -19,8 +19,9 @@ file sets up): the whole class then runs in one process, as without the guess.
 Killer first: the oracle items that failed under a fixture last time (the
 killer cache) run alone first, collecting only their files. If one fails, that
 is the proof and the replay costs a pytest start-up plus one test; if they all
-pass (the oracle changed), the whole class runs as on a cold cache, likely
-killers' files first. The cache and the ordering only pick what runs first: every
+pass (the oracle changed), or only their files' collection failed (proof of
+nothing, as above), the whole class runs as on a cold cache, likely killers'
+files first. The cache and the ordering only pick what runs first: every
 item still runs when none fails, so they can make a replay slower, never
 greener.
 """
@@ -114,7 +115,7 @@ def replay_fixture(
         facts = None
         if killers:
             facts = _run(fixture, _killers_only(request, killers), worktree.path, scratch, timeout)
-        if facts is None or (not facts.error and not facts.failed):
+        if facts is None or (not facts.error and _no_proof(facts)):
             # Read only now: a remembered killer that fails needs no guess.
             first = first_files(fixture.patch, worktree.path, request.allow_files or ())
             facts = _cold(fixture, request, first, worktree.path, scratch, timeout, spent=facts)
@@ -143,7 +144,7 @@ def _cold(
         request, label=f"{request.label} part 1/2", allow_files=first, first_files=first
     )
     facts = _run(fixture, likely, worktree, scratch, timeout, spent)
-    if facts.error or (facts.failed and not _only_collection_errors(facts)):
+    if facts.error or not _no_proof(facts):
         return facts
     if facts.failed:
         # Collected alone, a likely file may miss what another oracle file sets up
@@ -154,7 +155,12 @@ def _cold(
     return _run(fixture, others, worktree, scratch, timeout, spent=facts)
 
 
-def _only_collection_errors(facts: ReplayFacts) -> bool:
+def _no_proof(facts: ReplayFacts) -> bool:
+    """Whether a run of some oracle files alone proves nothing: no item failed, or
+    only collections did. Collected alone, a file may miss what another oracle file
+    sets up (a registration, an import path), with or without the fixture; the whole
+    class decides then. A remembered killer's run is such a run too: the cache picks
+    what runs first, and must never make a fixture bite."""
     return all(f.startswith(COLLECTION_ERROR) for f in facts.failed)
 
 
