@@ -87,13 +87,19 @@ def warm_cache(cold: Cold, tmp_path) -> Path:
     return cache
 
 
-def test_second_replay_runs_only_the_remembered_killer(cold, spy, tmp_path, monkeypatch):
+def guesses(monkeypatch) -> list:
+    """Every call of the likely-killer guess from now on."""
+    calls: list = []
+    real = andgate.replay.first_files
+    monkeypatch.setattr(andgate.replay, "first_files", lambda *a: calls.append(a) or real(*a))
+    return calls
+
+
+def test_a_second_replay_runs_the_remembered_killers_files_first(cold, spy, tmp_path, monkeypatch):
+    """The cache names the files that run first, instead of the guess: each whole
+    and in order, so a killer runs after the items before it, as in the class."""
     assert [r.only_ids for r in cold.requests] == [None, None]
-    guessed = []  # a remembered killer that fails needs no likely-killer guess
-    real_guess = andgate.replay.first_files
-    monkeypatch.setattr(
-        andgate.replay, "first_files", lambda *a: guessed.append(a) or real_guess(*a)
-    )
+    guessed = guesses(monkeypatch)
     cache = warm_cache(cold, tmp_path)
     entries = {json.loads(p.read_text())["killers"][0] for p in killer_files(cache)}
     assert entries == {
@@ -101,13 +107,13 @@ def test_second_replay_runs_only_the_remembered_killer(cold, spy, tmp_path, monk
         "tests/oracles/test_math_oracle.py::test_clamp_cases[-1-0-10-0]",
     }
     warm = cold.sample.gate(cold.head, cache_dir=cache, artifacts=tmp_path / "artifacts")
-    assert sorted(r.only_ids for r in spy) == sorted((k,) for k in entries)
-    assert sorted(r.allow_files for r in spy) == [
+    assert guessed == []
+    assert sorted(r.first_files for r in spy) == [
         ("tests/oracles/test_math_oracle.py",),
         ("tests/oracles/test_text_oracle.py",),
     ]
+    assert all(r.only_ids is None for r in spy)  # never a killer alone
     assert warm.payload["reasons"] == cold.run.payload["reasons"] == []
-    assert guessed == []
     assert warm.artifact("known_bad.json")["fixtures"][0]["failed_oracle_items"] == [
         "tests/oracles/test_text_oracle.py::test_chunk_keeps_short_tail"
     ]
@@ -133,8 +139,8 @@ def test_second_replay_runs_only_the_remembered_killer(cold, spy, tmp_path, monk
     ],
 )
 def test_a_poisoned_cache_never_changes_the_verdict(cold, spy, tmp_path, poison):
-    """Killers that do not fail (a passing oracle, a non-oracle, garbage) cost a
-    fallback run of the whole class; the fixtures still bite."""
+    """Killers that do not fail (a passing oracle, a non-oracle, garbage) cost at
+    most a run of the other files; the fixtures still bite."""
     cache = warm_cache(cold, tmp_path)
     entries = killer_files(cache)
     assert len(entries) == 2
@@ -143,12 +149,7 @@ def test_a_poisoned_cache_never_changes_the_verdict(cold, spy, tmp_path, poison)
     run = cold.sample.gate(cold.head, cache_dir=cache, artifacts=tmp_path / "artifacts")
     assert run.decision == "allow", run.payload["reasons"]
     assert [f["bites"] for f in run.artifact("known_bad.json")["fixtures"]] == [True, True]
-    assert [r.only_ids for r in spy if "killers" not in r.label] == [None, None]
-    # The fallback full run still puts the likely killers first.
-    assert sorted(r.first_files for r in spy if "killers" not in r.label) == [
-        ("tests/oracles/test_math_oracle.py",),
-        ("tests/oracles/test_text_oracle.py",),
-    ]
+    assert all(r.only_ids is None for r in spy)
 
 
 @pytest.mark.parametrize(
@@ -165,17 +166,22 @@ def test_a_poisoned_cache_never_changes_the_verdict(cold, spy, tmp_path, poison)
     ],
     ids=["honest", "weakened-oracle", "stale-fixture"],
 )
-def test_cached_parallel_replay_decides_like_serial_cold_replay(sample, spy, apply, approvals):
+def test_cached_parallel_replay_decides_like_serial_cold_replay(
+    sample, spy, apply, approvals, monkeypatch
+):
     """Issue 4's acceptance: same verdict.json bits and reasons either way. The
     serial run starts on an empty cache (cold) and fills it for the parallel one."""
     cache = sample.tmp / "cache"
     head = sample.change(apply)
     cold = sample.gate(head, jobs=1, cache_dir=cache, approved_by=approvals)
-    assert spy and all(r.only_ids is None for r in spy)  # nothing was remembered yet
-    assert killer_files(cache)
+    remembered = len(killer_files(cache))
+    assert remembered
     spy.clear()
+    guessed = guesses(monkeypatch)
     warm = sample.gate(head, jobs=2, cache_dir=cache, approved_by=approvals)
-    assert any(r.only_ids for r in spy)  # remembered killers ran first
+    # Only a fixture with no entry (one the change made stale) is guessed for.
+    replays = {r.label.split(" part ")[0] for r in spy}
+    assert len(guessed) == len(replays) - remembered
     for key in ("verdict", "reasons", "bits", "counts"):
         assert warm.payload[key] == cold.payload[key], key
 
@@ -310,17 +316,61 @@ def test_likely_files_that_only_fail_to_collect_alone_prove_nothing(
     assert [r["code"] for r in verdict["reasons"]] == ["ORACLE_NEUTRALIZED"], verdict["reasons"]
 
 
+ORDER_DEPENDENT = """
+
+SEEN = []
+
+
+def test_records():
+    SEEN.append(1)
+
+
+def test_relies_on_the_item_before():
+    assert SEEN
+"""
+
+
+def test_a_remembered_killer_that_fails_alone_without_the_fixture_proves_nothing(
+    make_repo, spy, tmp_path, monkeypatch
+):
+    """An oracle item that fails when run alone (it relies on the item before it),
+    remembered as the killer of a fixture that breaks nothing. Its file runs whole
+    and in order, so it passes, as in the class; the rest passes too, and the
+    fixture survives (and blocks). When a remembered killer ran alone, that lone
+    failure was the bite, and the check allowed."""
+    repo, base, head = wide_project(make_repo)
+    repo.run("checkout", "-q", "--detach", base)
+    repo.write(
+        {
+            "tests/oracles/test_m2.py": (repo.path / "tests/oracles/test_m2.py").read_text()
+            + ORDER_DEPENDENT,
+            "tests/oracles/known_bad/last_subtracts.patch": repo.diff_of(
+                [("pkg/m1.py", "def shift1(x):", "def shift1(x):  # harmless")]
+            ),
+        }
+    )
+    base = repo.commit("an order-dependent oracle pair; a harmless fixture (owner: alice)")
+    repo.write({"pkg/extra.py": "EXTRA = 1\n"})
+    head = repo.commit("agent change", who=AGENT)
+    remembered = ("tests/oracles/test_m2.py::test_relies_on_the_item_before",)
+    monkeypatch.setattr(andgate.cache.KillerCache, "get", lambda *args: remembered)
+    verdict = wide_gate(repo, base, head, tmp_path / "order")
+    assert [r.label for r in spy] == ["known-bad 0 part 1/2", "known-bad 0 part 2/2"]
+    assert spy[0].allow_files == ("tests/oracles/test_m2.py",)  # the killer's file, whole
+    assert spy.results[0].outcome(remembered[0]) is Outcome.PASSED  # after the item before
+    assert [r["code"] for r in verdict["reasons"]] == ["ORACLE_NEUTRALIZED"], verdict["reasons"]
+
+
 def test_a_remembered_killer_that_only_fails_to_collect_alone_proves_nothing(
     make_repo, spy, tmp_path, monkeypatch
 ):
-    """The cache only picks what runs first. A remembered killer in test_m2 is run
-    with its file alone, which cannot be collected: no bite either. The class then
-    runs as on a cold cache, and the harmless fixture still survives (and blocks)."""
+    """The cache only picks what runs first. A remembered killer in test_m2 makes its
+    file run first, alone, and it cannot be collected alone: no bite either. The
+    whole class decides, and the harmless fixture still survives (and blocks)."""
     repo, base, head = registry_project(make_repo)
     remembered = ("tests/oracles/test_m2.py::test_shift2[0]",)
     monkeypatch.setattr(andgate.cache.KillerCache, "get", lambda *args: remembered)
-    monkeypatch.setattr(andgate.replay, "first_files", lambda *args: ())
     verdict = wide_gate(repo, base, head, tmp_path / "remembered")
-    assert [r.label for r in spy] == ["known-bad 0 killers", "known-bad 0"]
+    assert [r.label for r in spy] == ["known-bad 0 part 1/2", "known-bad 0 whole"]
     assert spy.results[0].collection_errors  # the killer's file, alone
     assert [r["code"] for r in verdict["reasons"]] == ["ORACLE_NEUTRALIZED"], verdict["reasons"]

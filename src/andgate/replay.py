@@ -16,14 +16,18 @@ found after a few items, without collecting the rest of the class. A first run
 that fails only to collect proves nothing (a file may need what another oracle
 file sets up): the whole class then runs in one process, as without the guess.
 
-Killer first: the oracle items that failed under a fixture last time (the
-killer cache) run alone first, collecting only their files. If one fails, that
-is the proof and the replay costs a pytest start-up plus one test; if they all
-pass (the oracle changed), or only their files' collection failed (proof of
-nothing, as above), the whole class runs as on a cold cache, likely killers'
-files first. The cache and the ordering only pick what runs first: every
-item still runs when none fails, so they can make a replay slower, never
-greener.
+Killers' files first: the oracle items that failed under a fixture last time
+(the killer cache) name the files that run first instead of the guess, each
+whole and in its own order, so a remembered killer runs after the items before
+it, as in the class. It never runs alone: an item can fail alone with or without
+the fixture (it relies on state an earlier item sets up), and the cache is only
+a hint that anything can write. If those files catch nothing (the oracle
+changed), the rest runs. The cache and the guess only pick which files run
+first: every item still runs when none fails. What they cannot rule out is a
+file that fails when run apart from the other files, which a first run that
+only fails to collect shows, and which then leaves the decision to the whole
+class; one whose items fail apart from the others is a limit
+(docs/threat-model.md).
 """
 
 from __future__ import annotations
@@ -112,38 +116,36 @@ def replay_fixture(
         problem = worktree.apply_patch(patch)
         if problem is not None:
             return ReplayFacts(fixture.name, applied=False, problem=_explain(problem))
-        facts = None
-        if killers:
-            facts = _run(fixture, _killers_only(request, killers), worktree.path, scratch, timeout)
-        if facts is None or (not facts.error and _no_proof(facts)):
-            # Read only now: a remembered killer that fails needs no guess.
-            first = first_files(fixture.patch, worktree.path, request.allow_files or ())
-            facts = _cold(fixture, request, first, worktree.path, scratch, timeout, spent=facts)
+        # Remembered killers name the files that run first; without them, the guess.
+        first = _files_of(killers, request.allow_files or ()) or first_files(
+            fixture.patch, worktree.path, request.allow_files or ()
+        )
+        facts = _likely_first(fixture, request, first, worktree.path, scratch, timeout)
     if facts.failed and not facts.error:
         cache.put(fixture.patch, oracle_digest, [f for f in facts.failed if "::" in f])
     return facts
 
 
-def _cold(
+def _likely_first(
     fixture: KnownBad,
     request: RunRequest,
     first: tuple[str, ...],
     worktree: Path,
     scratch: Path,
     timeout: float,
-    spent: ReplayFacts | None,
 ) -> ReplayFacts:
-    """The class in two runs, the likely killers' files alone first: a fixture that
-    one of them catches never pays for collecting the other files (on a real suite,
-    one parametrised file can hold most of the items). The rest runs only if none of
-    them failed. With no likely killer, or only likely ones, one run."""
+    """The class in two runs, the likely killers' files (remembered or guessed)
+    alone first: a fixture that one of them catches never pays for collecting the
+    other files (on a real suite, one parametrised file can hold most of the items).
+    The rest runs only if none of them failed. With no likely killer, or only likely
+    ones, one run."""
     rest = tuple(p for p in request.allow_files or () if p not in frozenset(first))
     if not first or not rest:
-        return _run(fixture, replace(request, first_files=first), worktree, scratch, timeout, spent)
+        return _run(fixture, replace(request, first_files=first), worktree, scratch, timeout)
     likely = replace(
         request, label=f"{request.label} part 1/2", allow_files=first, first_files=first
     )
-    facts = _run(fixture, likely, worktree, scratch, timeout, spent)
+    facts = _run(fixture, likely, worktree, scratch, timeout)
     if facts.error or not _no_proof(facts):
         return facts
     if facts.failed:
@@ -159,16 +161,14 @@ def _no_proof(facts: ReplayFacts) -> bool:
     """Whether a run of some oracle files alone proves nothing: no item failed, or
     only collections did. Collected alone, a file may miss what another oracle file
     sets up (a registration, an import path), with or without the fixture; the whole
-    class decides then. A remembered killer's run is such a run too: the cache picks
-    what runs first, and must never make a fixture bite."""
+    class decides then, so that neither the guess nor the cache can make a fixture
+    bite."""
     return all(f.startswith(COLLECTION_ERROR) for f in facts.failed)
 
 
-def _killers_only(request: RunRequest, killers: tuple[str, ...]) -> RunRequest:
-    """The oracle run narrowed to the remembered killers and their files."""
-    allowed = set(request.allow_files or ())
-    files = tuple(sorted({k.split("::", 1)[0] for k in killers} & allowed))
-    return replace(request, label=f"{request.label} killers", only_ids=killers, allow_files=files)
+def _files_of(killers: tuple[str, ...], allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """The oracle files the remembered killers are in (none that is not one)."""
+    return tuple(sorted({k.split("::", 1)[0] for k in killers} & set(allowed)))
 
 
 def _run(
