@@ -98,7 +98,6 @@ def guesses(monkeypatch) -> list:
 def test_a_second_replay_runs_the_remembered_killers_files_first(cold, spy, tmp_path, monkeypatch):
     """The cache names the files that run first, instead of the guess: each whole
     and in order, so a killer runs after the items before it, as in the class."""
-    assert [r.only_ids for r in cold.requests] == [None, None]
     guessed = guesses(monkeypatch)
     cache = warm_cache(cold, tmp_path)
     entries = {json.loads(p.read_text())["killers"][0] for p in killer_files(cache)}
@@ -112,7 +111,7 @@ def test_a_second_replay_runs_the_remembered_killers_files_first(cold, spy, tmp_
         ("tests/oracles/test_math_oracle.py",),
         ("tests/oracles/test_text_oracle.py",),
     ]
-    assert all(r.only_ids is None for r in spy)  # never a killer alone
+    assert all(r.allow_files == r.first_files for r in spy)  # each file whole, alone
     assert warm.payload["reasons"] == cold.run.payload["reasons"] == []
     assert warm.artifact("known_bad.json")["fixtures"][0]["failed_oracle_items"] == [
         "tests/oracles/test_text_oracle.py::test_chunk_keeps_short_tail"
@@ -149,7 +148,6 @@ def test_a_poisoned_cache_never_changes_the_verdict(cold, spy, tmp_path, poison)
     run = cold.sample.gate(cold.head, cache_dir=cache, artifacts=tmp_path / "artifacts")
     assert run.decision == "allow", run.payload["reasons"]
     assert [f["bites"] for f in run.artifact("known_bad.json")["fixtures"]] == [True, True]
-    assert all(r.only_ids is None for r in spy)
 
 
 @pytest.mark.parametrize(

@@ -116,7 +116,6 @@ class Recorder:
         self.root = Path(spec["root"]).resolve()
         self.results_path = spec["results"]
         self.rules = Rules.from_json(spec["rules"])
-        self.only_ids = set(spec["only_ids"]) if spec.get("only_ids") is not None else None
         self.first_files = frozenset(spec.get("first_files") or ())
         allow = spec.get("allow_files")
         self.allow_files = None if allow is None else {self.root / p for p in allow}
@@ -180,8 +179,6 @@ class Recorder:
             facts = self._facts(item)
             cls, why = classify_item(facts, self.rules)
             wanted = self.role is Role.COLLECT or cls.value == self.role
-            if self.only_ids is not None:
-                wanted = wanted and facts.nodeid in self.only_ids
             record = {**facts.to_json(), "class": cls.value, "why": why}
             if wanted and self.role is not Role.COLLECT:
                 record["skip_mark"] = _skip_mark(item)

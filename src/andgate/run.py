@@ -99,7 +99,6 @@ class RunRequest:
     rules: Rules
     allow_files: tuple[str, ...] | None = None
     deny_files: tuple[str, ...] = ()
-    only_ids: tuple[str, ...] | None = None
     # Files whose items run first, in collection order, then the rest (a replay's
     # likely killers, `replay_order`): an ordering only, every item still runs.
     first_files: tuple[str, ...] = ()
@@ -204,7 +203,6 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
         "rules": request.rules.to_json(),
         "allow_files": None if request.allow_files is None else list(request.allow_files),
         "deny_files": list(request.deny_files),
-        "only_ids": None if request.only_ids is None else list(request.only_ids),
         "first_files": list(request.first_files),
         "hypothesis_seed": request.hypothesis_seed,
         "shard": None if request.shard is None else request.shard.to_json(),
