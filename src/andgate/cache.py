@@ -2,8 +2,9 @@
 
 Nothing read from here can change a verdict. The one use today is the
 known-bad killer cache: which oracle item failed under a fixture last time, so
-the next replay runs that item first. A wrong or poisoned entry costs a
-fallback run of the whole oracle class, never a pass.
+the next replay runs that item's file first (whole and in order, never the item
+alone). A wrong or poisoned entry costs a run of the other oracle files, never a
+pass.
 """
 
 from __future__ import annotations

@@ -23,11 +23,10 @@ it, as in the class. It never runs alone: an item can fail alone with or without
 the fixture (it relies on state an earlier item sets up), and the cache is only
 a hint that anything can write. If those files catch nothing (the oracle
 changed), the rest runs. The cache and the guess only pick which files run
-first: every item still runs when none fails. What they cannot rule out is a
-file that fails when run apart from the other files, which a first run that
-only fails to collect shows, and which then leaves the decision to the whole
-class; one whose items fail apart from the others is a limit
-(docs/threat-model.md).
+first: every item still runs when none fails. Neither can rule out a file that
+fails when run apart from the other oracle files: one that only fails to
+collect proves nothing (the whole class decides); one whose items fail is a
+limit (docs/threat-model.md).
 """
 
 from __future__ import annotations
