@@ -148,6 +148,8 @@ def test_a_poisoned_cache_never_changes_the_verdict(cold, spy, tmp_path, poison)
     run = cold.sample.gate(cold.head, cache_dir=cache, artifacts=tmp_path / "artifacts")
     assert run.decision == "allow", run.payload["reasons"]
     assert [f["bites"] for f in run.artifact("known_bad.json")["fixtures"]] == [True, True]
+    # Whatever the entry names, only oracle files run in a replay.
+    assert all(f.startswith("tests/oracles/") for r in spy for f in r.allow_files or ())
 
 
 @pytest.mark.parametrize(
@@ -311,6 +313,58 @@ def test_likely_files_that_only_fail_to_collect_alone_prove_nothing(
     monkeypatch.setattr(andgate.replay, "first_files", lambda *args: ("tests/oracles/test_m2.py",))
     verdict = wide_gate(repo, base, head, tmp_path / "registry")
     assert [r.label.rsplit(" ", 1)[-1] for r in spy] == ["1/2", "whole"]
+    assert [r["code"] for r in verdict["reasons"]] == ["ORACLE_NEUTRALIZED"], verdict["reasons"]
+
+
+SETS_STATE = "\n\ndef test_m1_sets_state():\n    import sys\n\n    sys.andgate_state = 1\n"
+NEEDS_STATE = (
+    "\n\ndef test_m2_needs_state():\n    import sys\n\n"
+    "    assert getattr(sys, 'andgate_state', 0)\n"
+)
+
+
+def cross_file_project(make_repo):
+    """registry_project, where an item of test_m2 also needs what an item of test_m1
+    sets when it runs: test_m2 passes only after test_m1, as in the class."""
+    repo, base, _ = registry_project(make_repo)
+    repo.run("checkout", "-q", "--detach", base)
+    for path, extra in (
+        ("tests/oracles/test_m1.py", SETS_STATE),
+        ("tests/oracles/test_m2.py", NEEDS_STATE),
+    ):
+        repo.write({path: (repo.path / path).read_text() + extra})
+    base = repo.commit("test_m2 needs test_m1's state (owner: alice)")
+    repo.write({"pkg/extra2.py": "EXTRA = 2\n"})
+    return repo, base, repo.commit("agent change", who=AGENT)
+
+
+def test_after_a_part_that_failed_to_collect_the_whole_class_runs_in_its_own_order(
+    make_repo, spy, tmp_path, monkeypatch
+):
+    """The remembered file (test_m2) cannot be collected alone: no proof, so the whole
+    class decides, in collection order, not with the cache's file first (where
+    test_m2_needs_state would fail before test_m1 set its state). The harmless
+    fixture survives (and blocks)."""
+    repo, base, head = cross_file_project(make_repo)
+    remembered = ("tests/oracles/test_m2.py::test_shift2[0]",)
+    monkeypatch.setattr(andgate.cache.KillerCache, "get", lambda *args: remembered)
+    verdict = wide_gate(repo, base, head, tmp_path / "whole")
+    assert [r.label for r in spy] == ["known-bad 0 part 1/2", "known-bad 0 whole"]
+    assert spy[1].first_files == ()
+    assert [r["code"] for r in verdict["reasons"]] == ["ORACLE_NEUTRALIZED"], verdict["reasons"]
+
+
+def test_a_second_part_that_failed_to_collect_proves_nothing_either(
+    make_repo, spy, tmp_path, monkeypatch
+):
+    """Cold: the guess names test_m1, which passes; the other files then run apart
+    from it, and test_m2 cannot be collected without it. That is no bite: the whole
+    class decides, and the harmless fixture survives (and blocks)."""
+    repo, base, head = registry_project(make_repo)
+    monkeypatch.setattr(andgate.replay, "first_files", lambda *args: ("tests/oracles/test_m1.py",))
+    verdict = wide_gate(repo, base, head, tmp_path / "second")
+    assert [r.label.rsplit(" ", 1)[-1] for r in spy] == ["1/2", "2/2", "whole"]
+    assert spy.results[1].collection_errors  # test_m2, apart from test_m1
     assert [r["code"] for r in verdict["reasons"]] == ["ORACLE_NEUTRALIZED"], verdict["reasons"]
 
 

@@ -361,3 +361,47 @@ def test_summaries_are_shared_by_content_across_worktrees(tmp_path, monkeypatch)
         patch = patch_file(tmp_path / tree, "pkg/core.py", "return a + b", "return a - b")
         assert first_files(patch, tmp_path / tree, ORACLES) == (ORACLES[0], ORACLES[2])
     assert len(calls) == 2  # the files that mention `core` or `add`, read once
+
+
+# -- which files a replay runs first, and what a part of the class proves -----------
+
+TWO_ORACLES = ("tests/oracles/test_a.py", "tests/oracles/test_b.py")
+
+
+@pytest.mark.parametrize(
+    ("killers", "files"),
+    [
+        (("tests/oracles/test_a.py::test_x",), ("tests/oracles/test_a.py",)),
+        (("tests/oracles/test_b.py::TestC::test_y",), ("tests/oracles/test_b.py",)),
+        (("tests/oracles/test_a.py::test_p[a::b]",), ("tests/oracles/test_a.py",)),
+        (
+            (
+                "tests/oracles/test_b.py::t",
+                "tests/oracles/test_a.py::t",
+                "tests/oracles/test_b.py::u",
+            ),
+            TWO_ORACLES,
+        ),
+        (("tests/test_misc.py::test_x",), ()),  # not an oracle file: never run as one
+        (("tests/oracles/test_gone.py::test_x", "", "collection error in x"), ()),
+        (("/abs/tests/oracles/test_a.py::t", "../tests/oracles/test_a.py::t"), ()),
+    ],
+)
+def test_the_remembered_killers_name_only_oracle_files(killers, files):
+    from andgate.replay import _files_of
+
+    assert _files_of(killers, TWO_ORACLES) == files
+
+
+def test_a_part_of_the_class_proves_a_bite_only_with_no_collection_error():
+    from andgate.records import ReplayFacts
+    from andgate.replay import COLLECTION_ERROR, _proves
+
+    def part(*failed: str) -> ReplayFacts:
+        return ReplayFacts("kb", applied=True, failed=failed)
+
+    assert _proves(part("tests/oracles/test_a.py::test_x"))
+    assert not _proves(part())
+    assert not _proves(part(f"{COLLECTION_ERROR}tests/oracles/test_b.py"))
+    # An item that failed beside a file that did not collect may have missed it.
+    assert not _proves(part("tests/oracles/test_a.py::t", f"{COLLECTION_ERROR}tests/oracles/b.py"))

@@ -12,9 +12,10 @@ module the fixture patches, or import its package and name a function, class or
 module-level name the hunks touch. Those files run first, alone, in a pytest
 process that collects only them; the other files run in a second one only if
 none of the first failed: on a cold cache a killer in the last oracle file is
-found after a few items, without collecting the rest of the class. A first run
-that fails only to collect proves nothing (a file may need what another oracle
-file sets up): the whole class then runs in one process, as without the guess.
+found after a few items, without collecting the rest of the class. A part (the
+first files, or the rest) in which a file fails to collect proves nothing (a
+file may need what another oracle file sets up): the whole class then runs in
+one process, in its own order.
 
 Killers' files first: the oracle items that failed under a fixture last time
 (the killer cache) name the files that run first instead of the guess, each
@@ -24,9 +25,9 @@ the fixture (it relies on state an earlier item sets up), and the cache is only
 a hint that anything can write. If those files catch nothing (the oracle
 changed), the rest runs. The cache and the guess only pick which files run
 first: every item still runs when none fails. Neither can rule out a file that
-fails when run apart from the other oracle files: one that only fails to
-collect proves nothing (the whole class decides); one whose items fail is a
-limit (docs/threat-model.md).
+fails when run apart from the other oracle files: one that fails to collect
+proves nothing (the whole class decides); one whose items fail is a limit
+(docs/threat-model.md).
 """
 
 from __future__ import annotations
@@ -145,24 +146,26 @@ def _likely_first(
         request, label=f"{request.label} part 1/2", allow_files=first, first_files=first
     )
     facts = _run(fixture, likely, worktree, scratch, timeout)
-    if facts.error or not _no_proof(facts):
+    if facts.error or _proves(facts):
         return facts
-    if facts.failed:
-        # Collected alone, a likely file may miss what another oracle file sets up
-        # (a registration, an import path): that is no proof; the whole class decides.
-        whole = replace(request, label=f"{request.label} whole", first_files=first)
-        return _run(fixture, whole, worktree, scratch, timeout, spent=facts)
-    others = replace(request, label=f"{request.label} part 2/2", allow_files=rest)
-    return _run(fixture, others, worktree, scratch, timeout, spent=facts)
+    if not facts.failed:
+        others = replace(request, label=f"{request.label} part 2/2", allow_files=rest)
+        facts = _run(fixture, others, worktree, scratch, timeout, spent=facts)
+        if facts.error or _proves(facts) or not facts.failed:
+            return facts
+    # A part failed to collect: collected apart from the others, a file may miss what
+    # another oracle file sets up (a registration, an import path), with or without
+    # the fixture. The whole class decides, in its own order, which neither the cache
+    # nor the guess chose.
+    whole = replace(request, label=f"{request.label} whole")
+    return _run(fixture, whole, worktree, scratch, timeout, spent=facts)
 
 
-def _no_proof(facts: ReplayFacts) -> bool:
-    """Whether a run of some oracle files alone proves nothing: no item failed, or
-    only collections did. Collected alone, a file may miss what another oracle file
-    sets up (a registration, an import path), with or without the fixture; the whole
-    class decides then, so that neither the guess nor the cache can make a fixture
-    bite."""
-    return all(f.startswith(COLLECTION_ERROR) for f in facts.failed)
+def _proves(part: ReplayFacts) -> bool:
+    """Whether a run of some oracle files apart from the others proves a bite: an
+    item failed, and no file failed to collect (with one that did, the failure may
+    be the missing collection's, not the fixture's)."""
+    return bool(part.failed) and not any(f.startswith(COLLECTION_ERROR) for f in part.failed)
 
 
 def _files_of(killers: tuple[str, ...], allowed: tuple[str, ...]) -> tuple[str, ...]:
