@@ -298,6 +298,30 @@ def test_a_run_whose_failures_are_expected_formats_them_from_the_frames_alone(tm
     assert (native, source) == (expected, not expected), log
 
 
+def test_xdist_workers_that_collect_different_items_run_once_without_distribution(tmp_path):
+    """A suite whose parameters differ by worker (or by the second: marshmallow puts
+    `datetime.now()` in an id) makes xdist run nothing and report that its workers
+    collected different items. The class runs again with `-n 0`, as without `-n`:
+    the same items and outcomes a plain run records."""
+    pytest.importorskip("xdist")
+    by_worker = (
+        "import os\n\nimport pytest\n\n\n"
+        "@pytest.mark.parametrize('who', [os.environ.get('PYTEST_XDIST_WORKER', 'main')])\n"
+        "def test_one(who):\n    assert who\n"
+    )
+    files = {"pytest.ini": "[pytest]\naddopts = -n 2\n", "tests/oracles/test_w.py": by_worker}
+    root = tmp_path / "proj"
+    write(root, files)
+    rules = Rules(oracle_files=frozenset({"tests/oracles/test_w.py"}))
+    request = RunRequest("oracle", "oracle", rules, allow_files=("tests/oracles/test_w.py",))
+    result = run(root, request, tmp_path)
+    assert result.error is None, result.error
+    assert result.collection_errors == ()
+    assert {result.outcome(n) for n in result.reports} == {Outcome.PASSED}
+    (only,) = result.reports  # one process collected, once
+    assert only.startswith("tests/oracles/test_w.py::test_one[")
+
+
 @pytest.mark.parametrize("killed", [True, False], ids=["killed", "survives"])
 def test_first_files_under_xdist_in_the_users_config(tmp_path, killed):
     pytest.importorskip("xdist")

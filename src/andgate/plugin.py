@@ -38,7 +38,7 @@ import pytest
 
 from andgate import redirect
 from andgate.classify import ItemFacts, Rules, classify_item
-from andgate.records import Role
+from andgate.records import XDIST_COLLECTIONS_DIFFER, Role
 from andgate.shard import owns
 
 RESULTS_SCHEMA = "andgate.results/1"
@@ -164,7 +164,13 @@ class Recorder:
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            self.collection_errors.setdefault(report.nodeid, _short(str(report.longrepr)))
+            text = str(report.longrepr)
+            message = _short(text)
+            if text.startswith(XDIST_COLLECTIONS_DIFFER):
+                # xdist's controller: its workers collected different items. Keep its
+                # first line, which says so, for the gate (`run.py` runs it again).
+                message = f"{text.splitlines()[0]}\n{message}"
+            self.collection_errors.setdefault(report.nodeid, message)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(

@@ -21,6 +21,14 @@ class TrustClass(enum.StrEnum):
     UNTRUSTED = "untrusted"
 
 
+# How pytest-xdist's controller begins the collection error it reports when its
+# workers collected different items (`xdist.dsession.report_collection_diff`): a
+# suite whose parameters differ by worker or by the second (`datetime.now()` in an
+# id). The plugin keeps this line; `run.run_pytest` then runs the class again
+# without distribution, as it would run without `-n`.
+XDIST_COLLECTIONS_DIFFER = "Different tests were collected between "
+
+
 class Role(enum.StrEnum):
     """What one pytest process is for: run a trust class, or only collect."""
 

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, TypeVar
@@ -36,7 +36,14 @@ from andgate.classify import ItemFacts, Rules
 from andgate.git import clean_env
 from andgate.installed import InstalledProject
 from andgate.pytest_config import root_config_file
-from andgate.records import ClassFacts, ItemResult, Outcome, Role, item_outcome
+from andgate.records import (
+    XDIST_COLLECTIONS_DIFFER,
+    ClassFacts,
+    ItemResult,
+    Outcome,
+    Role,
+    item_outcome,
+)
 from andgate.shard import Shard
 from andgate.signals import deferred_signals, wait_event, wait_future
 
@@ -107,6 +114,9 @@ class RunRequest:
     # A run whose failures are the expected outcome (a known-bad replay, a
     # discrimination run): only which items failed is read, never how.
     failures_expected: bool = False
+    # Without the distribution the user's config asks for (`-n 0`): its xdist
+    # workers collected different items (see `run_pytest`).
+    xdist_off: bool = False
     hypothesis_seed: int | None = None
     junit_name: str | None = None
     shard: Shard | None = None
@@ -163,6 +173,8 @@ def pytest_argv(
         argv.append("--collect-only")
     if request.exitfirst:
         argv.append("-x")
+    if request.xdist_off:
+        argv += ["-n", "0"]
     if request.failures_expected:
         # pytest's default long traceback parses the failing test's source (ast,
         # tokenize, inspect.getmodule over every module): two thirds of a replay's
@@ -227,7 +239,17 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
             f"during the run, so its exit status is unknown: {_log_tail(log)}"
         )
         return RunResult(request.label, None, seconds, error=error, log=log, junit=junit)
-    return read_results(request.label, code, seconds, results, log, junit)
+    result = read_results(request.label, code, seconds, results, log, junit)
+    if not request.xdist_off and _xdist_collections_differ(result):
+        # The contract: whatever the config loads, the same per-item facts as without
+        # it. Here xdist ran nothing, because its workers collected different items;
+        # without distribution one process collects, once, as `pytest` without `-n`.
+        return run_pytest(replace(request, xdist_off=True), worktree, scratch, timeout)
+    return result
+
+
+def _xdist_collections_differ(result: RunResult) -> bool:
+    return any(m.startswith(XDIST_COLLECTIONS_DIFFER) for _, m in result.collection_errors)
 
 
 _RUNNING: set[subprocess.Popen[bytes] | ForkedChild] = set()
