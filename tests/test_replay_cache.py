@@ -59,26 +59,24 @@ def killer_files(cache_dir):
 
 @dataclass
 class Cold:
-    """The honest fix gated once on an empty cache: what the replays asked for,
-    the cache it left and the verdict (read only; copy the cache to change it)."""
+    """The honest fix gated once on an empty cache: the cache it left and the
+    verdict (read only; copy the cache to change it)."""
 
     sample: Sample
     head: str
     cache: Path
-    requests: list
     run: GateRun
 
 
 @pytest.fixture(scope="module")
 def cold(tmp_path_factory) -> Cold:
     tmp = tmp_path_factory.mktemp("cold")
-    with isolated(tmp_path_factory), pytest.MonkeyPatch.context() as monkeypatch:
+    with isolated(tmp_path_factory):
         repo, base = build_test_sample(tmp / "sample")
         sample = Sample(repo, base, tmp)
         head = sample.change(honest_fix)
-        requests = spy_on(monkeypatch)
         run = sample.gate(head, cache_dir=tmp / "cache")
-        return Cold(sample, head, tmp / "cache", list(requests), run)
+        return Cold(sample, head, tmp / "cache", run)
 
 
 def warm_cache(cold: Cold, tmp_path) -> Path:

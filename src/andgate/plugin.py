@@ -166,7 +166,9 @@ class Recorder:
         if report.failed:
             text = str(report.longrepr)
             message = _short(text)
-            if text.startswith(XDIST_COLLECTIONS_DIFFER):
+            if text.startswith(XDIST_COLLECTIONS_DIFFER) and not message.startswith(
+                XDIST_COLLECTIONS_DIFFER
+            ):
                 # xdist's controller: its workers collected different items. Keep its
                 # first line, which says so, for the gate (`run.py` runs it again).
                 message = f"{text.splitlines()[0]}\n{message}"

@@ -117,9 +117,8 @@ def replay_fixture(
         if problem is not None:
             return ReplayFacts(fixture.name, applied=False, problem=_explain(problem))
         # Remembered killers name the files that run first; without them, the guess.
-        first = _files_of(killers, request.allow_files or ()) or first_files(
-            fixture.patch, worktree.path, request.allow_files or ()
-        )
+        allowed = request.allow_files or ()
+        first = _files_of(killers, allowed) or first_files(fixture.patch, worktree.path, allowed)
         facts = _likely_first(fixture, request, first, worktree.path, scratch, timeout)
     if facts.failed and not facts.error:
         cache.put(fixture.patch, oracle_digest, [f for f in facts.failed if "::" in f])
