@@ -96,6 +96,8 @@ class Reason(enum.StrEnum):
     COLLECTION_ERROR = "COLLECTION_ERROR"
     GATE_ERROR = "GATE_ERROR"
     PRODUCTION_SUSPICIOUS = "PRODUCTION_SUSPICIOUS"
+    # a failing oracle item the change disputes in `disputes_file`
+    ORACLE_DISPUTED = "ORACLE_DISPUTED"
     # with require_discriminating_tests: true (else the warning of the same name)
     AGENT_TESTS_DISCRIMINATE_NOTHING = "AGENT_TESTS_DISCRIMINATE_NOTHING"
 
@@ -110,6 +112,11 @@ class Warning_(enum.StrEnum):
     UNTRUSTED_FAILED = "UNTRUSTED_FAILED"
     UNCOMMITTED_CHANGES = "UNCOMMITTED_CHANGES"
     APPROVAL_IGNORED = "APPROVAL_IGNORED"
+    ADOPTING = "ADOPTING"
+    GENERATED_FILES = "GENERATED_FILES"
+    ORACLE_UNPINNED = "ORACLE_UNPINNED"
+    DISPUTE_MOOT = "DISPUTE_MOOT"
+    RUNNER_FILE_RESTORED = "RUNNER_FILE_RESTORED"
 
 
 class Bit(enum.StrEnum):
