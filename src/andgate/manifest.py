@@ -238,6 +238,9 @@ MANIFEST_SCHEMA = (
     Key("scrub_env", _str_list, ()),
     Key("require_discriminating_tests", _bool, False),
     Key("approvals", _mapping(APPROVALS_SCHEMA), {}),
+    Key("generated_files", _globs, ()),
+    Key("trust_root_globs", _globs, ()),
+    Key("disputes_file", _relpath, ".andgate/disputes.yaml"),
     Key("production_scan", _mapping(PRODUCTION_SCAN_SCHEMA), {}),
 )
 
@@ -321,6 +324,12 @@ class Manifest:
     require_discriminating_tests: bool = False
     # where owners' approvals may come from (cli, env, github-reviews)
     approval_sources: tuple[str, ...] = APPROVAL_SOURCES
+    # untracked install outputs tests need (a generated _version.py): copied into worktrees
+    generated_files: tuple[str, ...] = ()
+    # more files a change may not touch without an owner
+    trust_root_globs: tuple[str, ...] = ()
+    # where a change disputes an oracle item (test side, written by the change)
+    disputes_file: str = ".andgate/disputes.yaml"
     # path glob -> constructs the production scan allows there (`production_scan.allow`)
     production_scan_allow: Mapping[str, frozenset[Construct]] = field(
         default_factory=lambda: MappingProxyType({})
