@@ -181,7 +181,9 @@ def test_a_typo_names_the_key_its_place_and_the_likely_fix():
 def test_an_unknown_key_at_the_top_lists_the_allowed_keys():
     message = manifest_error(with_key("zzz: 1"))
     assert message.startswith("tests/trust_manifest.yaml: unknown key 'zzz'; allowed keys: ")
-    assert message.endswith("scrub_env, require_discriminating_tests, approvals, production_scan")
+    assert message.endswith(
+        "approvals, generated_files, trust_root_globs, disputes_file, production_scan"
+    )
 
 
 def test_a_missing_required_key_names_its_place():
@@ -447,3 +449,11 @@ def test_the_approval_sources_refusal_names_the_field_and_the_valid_sources():
 )
 def test_production_scan_refusals_name_the_field_and_the_fix(line, message):
     assert manifest_error(with_key(line)) == f"tests/trust_manifest.yaml: {message}"
+
+
+def test_the_revised_contract_keys_are_validated():
+    assert "generated_files must be" in manifest_error(with_key("generated_files: 3"))
+    assert "disputes_file '../x' must be a relative path" in manifest_error(
+        with_key("disputes_file: ../x")
+    )
+    assert "trust_root_globs must be" in manifest_error(with_key("trust_root_globs: {a: 1}"))
