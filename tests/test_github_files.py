@@ -227,9 +227,9 @@ def test_the_template_uses_the_secure_pattern():
     assert "pull_request_target" not in text and "secrets." not in text
 
 
-def test_the_readme_shows_the_template():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert TEMPLATE.read_text(encoding="utf-8") in readme
+def test_the_ci_guide_shows_the_template():
+    guide = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    assert TEMPLATE.read_text(encoding="utf-8") in guide
 
 
 # -- pre-commit -------------------------------------------------------------------------------

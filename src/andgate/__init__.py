@@ -4,4 +4,4 @@ PYTEST_DONT_REWRITE: this package is imported into the user's pytest process by
 the plugin, so it must import only the standard library at package level.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -1,0 +1,197 @@
+"""The docs a newcomer reads must be true: every reason code and warning has a
+troubleshooting entry with its fix, every `andgate ...` command line names a real command
+and real options, and every link between the project's own pages resolves."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from andgate.cli import build_parser
+from andgate.records import Reason, Warning_
+
+ROOT = Path(__file__).resolve().parents[1]
+TROUBLESHOOTING = ROOT / "docs" / "troubleshooting.md"
+README_MAX_LINES = 250
+
+
+def pages() -> list[Path]:
+    found = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", ROOT / "CHANGELOG.md"]
+    found += sorted((ROOT / "docs").glob("*.md"))
+    found.append(ROOT / "benchmarks" / "README.md")
+    return [page for page in found if page.exists()]
+
+
+def page_id(page: Path) -> str:
+    return str(page.relative_to(ROOT))
+
+
+# -- troubleshooting --------------------------------------------------------------------------
+
+
+def troubleshooting_sections() -> dict[str, str]:
+    """`### CODE` heading -> the text up to the next heading."""
+    text = TROUBLESHOOTING.read_text(encoding="utf-8")
+    sections = re.split(r"(?m)^### ", text)[1:]
+    return {section.split("\n", 1)[0].strip(): section for section in sections}
+
+
+@pytest.mark.parametrize("code", sorted({c.value for c in Reason} | {c.value for c in Warning_}))
+def test_every_reason_and_warning_has_a_troubleshooting_entry_with_its_fix(code):
+    sections = troubleshooting_sections()
+    assert code in sections, f"docs/troubleshooting.md has no '### {code}' entry"
+    assert "**Fix:**" in sections[code], f"docs/troubleshooting.md: {code} gives no **Fix:**"
+
+
+def test_the_troubleshooting_page_names_no_code_that_does_not_exist():
+    known = {c.value for c in Reason} | {c.value for c in Warning_}
+    assert set(troubleshooting_sections()) <= known
+
+
+# -- command lines ----------------------------------------------------------------------------
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def options_of(parser: argparse.ArgumentParser) -> set[str]:
+    return {flag for action in parser._actions for flag in action.option_strings}
+
+
+def resolve(words: list[str]) -> tuple[list[str], argparse.ArgumentParser]:
+    """The subcommand path the words name, and the parser that takes the rest."""
+    parser, path = build_parser(), []
+    for word in words:
+        children = subcommands(parser)
+        if word not in children:
+            break
+        parser, path = children[word], [*path, word]
+    return path, parser
+
+
+def command_lines(text: str) -> list[str]:
+    """`andgate ...` as a reader would type it: in code blocks (after an optional `$ ` or
+    `run: `) and in inline code."""
+    found = []
+    for block in re.findall(r"(?ms)^```[a-z]*\n(.*?)^```", text):
+        for line in block.splitlines():
+            line = re.sub(r"^\s*(?:\$ |- run: |run: )?", "", line)
+            line = re.split(r"\s+#|\s{3,}", line)[0]  # a comment, or a diagram's next column
+            found += [part.strip() for part in re.split(r"&&|;|\|\|", line)]
+    found += re.findall(r"`(andgate [^`]+)`", text)
+    # `andgate check: error: ...` quotes a message, not a command line
+    return [line for line in found if re.match(r"andgate [a-z-]+(?!:)\b(?!:)", line)]
+
+
+def with_placeholders_filled(line: str) -> list[str]:
+    line = re.sub(r"\$\{\{[^}]*\}\}", "1", line)
+    line = re.sub(r"\[[^\]]*\]", "", line)  # [--days N]: optional parts of a synopsis
+    line = line.replace("...", "").replace("|", " ")
+    try:
+        return shlex.split(line)
+    except ValueError:
+        return line.split()
+
+
+def all_command_lines() -> list[tuple[str, str]]:
+    return [(page_id(p), line) for p in pages() for line in command_lines(p.read_text("utf-8"))]
+
+
+def test_the_docs_show_command_lines():
+    assert len(all_command_lines()) > 30
+
+
+@pytest.mark.parametrize(("page", "line"), all_command_lines())
+def test_every_command_line_names_a_real_command_and_options(page, line):
+    words = with_placeholders_filled(line)[1:]
+    path, parser = resolve(words)
+    assert path, f"{page}: `{line}` names no andgate command"
+    known = options_of(parser)
+    for word in words[len(path) :]:
+        flag = word.split("=", 1)[0]
+        if flag.startswith("-") and flag != "-":
+            assert flag in known, f"{page}: `{line}`: {flag} is not an option of {path}"
+
+
+def code_block_command_lines() -> list[tuple[str, str]]:
+    lines = []
+    for page in pages():
+        for block in re.findall(r"(?ms)^```[a-z]*\n(.*?)^```", page.read_text("utf-8")):
+            lines += [(page_id(page), line) for line in command_lines(f"```\n{block}```\n")]
+    return lines
+
+
+@pytest.mark.parametrize(("page", "line"), code_block_command_lines())
+def test_every_command_line_in_a_code_block_parses(page, line):
+    words = with_placeholders_filled(line)[1:]
+    with contextlib.redirect_stderr(io.StringIO()) as err, contextlib.suppress(SystemExit):
+        build_parser().parse_args(words)
+    assert not err.getvalue(), f"{page}: `{line}`: {err.getvalue().strip().splitlines()[-1]}"
+
+
+# -- links ------------------------------------------------------------------------------------
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    text = re.sub(r"(?ms)^```.*?^```", "", page.read_text("utf-8"))
+    return {slug(h) for h in re.findall(r"(?m)^#+ (.+)$", text)}
+
+
+def internal_links() -> list[tuple[str, str]]:
+    links = []
+    for page in pages():
+        text = re.sub(r"(?ms)^```.*?^```", "", page.read_text("utf-8"))
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if not re.match(r"[a-z]+:", target):
+                links.append((page_id(page), target))
+    return links
+
+
+@pytest.mark.parametrize(("page", "target"), internal_links())
+def test_every_internal_link_resolves(page, target):
+    path, _, anchor = target.partition("#")
+    file = (ROOT / page).parent / path if path else ROOT / page
+    assert file.exists(), f"{page}: link {target} points at nothing"
+    if anchor and file.suffix == ".md":
+        assert anchor in anchors(file), f"{page}: link {target}: no heading #{anchor}"
+
+
+def test_the_readme_is_a_guide_not_a_reference():
+    lines = (ROOT / "README.md").read_text("utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES
+
+
+def pinned_versions() -> list[tuple[str, str]]:
+    files = [*pages(), ROOT / "src" / "andgate" / "templates" / "github_workflow.yml"]
+    pins = []
+    for file in files:
+        text = file.read_text("utf-8")
+        pins += [(file.name, v) for v in re.findall(r"andgate/andgate@(v[\w.]+)", text)]
+        pins += [(file.name, v) for v in re.findall(r"(?m)^\s*rev: (v[\w.]+)", text)]
+        pins += [(file.name, v) for v in re.findall(r"andgate(?:\.git)?@(v[\w.]+)", text)]
+    return pins
+
+
+def test_every_example_pins_the_version_this_release_tags():
+    from andgate import __version__
+
+    pins = pinned_versions()
+    assert pins
+    assert {version for _, version in pins} == {f"v{__version__}"}, pins
