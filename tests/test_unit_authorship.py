@@ -133,3 +133,26 @@ def test_with_oracle_markers_only_globbed_files_that_held_an_oracle_item_count()
     assert rule("tests/oracles/test_a.py")
     assert not rule("tests/oracles/test_c.py")  # globbed, but held no oracle item
     assert not rule("tests/test_b.py")  # held one, but is not globbed
+
+
+class Scan:
+    suspicious = ("lib/x.py:3: harness_reference: `'_pytest' in sys.modules`",)
+    oracle_literals = ("lib/x.py:4: 'hello-world' (tests/oracles/test_x.py::test_y)",)
+
+
+def test_the_production_scan_findings_reach_the_change_facts():
+    facts = sort_changes(
+        modified("lib/x.py"),
+        M,
+        is_oracle_file=never,
+        config_differs=never,
+        approved_by=(),
+        scan=Scan(),
+    )
+    assert facts.suspicious == Scan.suspicious
+    assert facts.oracle_literals == Scan.oracle_literals
+
+
+def test_without_a_scan_the_change_facts_hold_no_scan_findings():
+    facts = sort("lib/x.py")
+    assert facts.suspicious == () and facts.oracle_literals == ()

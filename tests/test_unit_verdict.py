@@ -114,6 +114,23 @@ def test_each_gate_error_is_a_reason_with_exit_code_2():
     assert (verdict.decision, verdict.exit_code) == (Decision.BLOCK, 2)
 
 
+@pytest.mark.parametrize(
+    "discrimination",
+    [
+        DiscriminationFacts(),  # the default: a report that found nothing
+        DiscriminationFacts(items=(("tests/test_new.py::test_n", ()),), against=("kb.patch",)),
+    ],
+)
+def test_the_discrimination_report_adds_to_every_earlier_reason_and_never_replaces_them(
+    discrimination,
+):
+    failed = ItemResult(PASSED_ORACLE.nodeid, Outcome.FAILED)
+    verdict = decide(facts(oracle=OracleFacts(results=(failed,)), discrimination=discrimination))
+    assert verdict.decision is Decision.BLOCK
+    assert "ORACLE_FAILED" in codes(verdict.reasons)
+    assert verdict.bits[Bit.ORACLE] is False
+
+
 def test_recorded_warnings_are_kept_and_never_block():
     warning = Finding(Warning_.UNCOMMITTED_CHANGES, "a.py")
     verdict = decide(facts(warnings=(warning,)))

@@ -13,11 +13,14 @@ Do not run other tests of the same checkout meanwhile: they would import the mut
 
 Each mutant changes one AST node: a comparison operator swapped, `and`/`or` swapped, a `not`
 dropped, a constant changed, a `return` made to return None, a statement in a function body
-removed, or an `if` condition replaced by True or False. The mapped fast test files run
-once per mutant (`pytest -x`, a timeout per mutant) in a child forked from a parent that
-imported pytest once (`--fresh`: a new `python -m pytest` per mutant, about 3x slower); a
-failing run kills the mutant. A
-mutant that no test can tell from the original is listed with a reason in
+removed, an `if` condition replaced by True or False, an augmented assignment made a plain
+one (`x += y` -> `x = y`), or a call's argument dropped (a keyword argument) or replaced by
+None (any argument). The last two are mutmut's operators; they found fail-open mutants the
+others missed (`findings += more` made `findings = more` drops every earlier reason).
+The mapped fast test files run once per mutant (`pytest -x`, a timeout per mutant) in a
+child forked from a parent that imported pytest once (`--fresh`: a new `python -m pytest`
+per mutant, about 3x slower); a failing run kills the mutant. A mutant that no test can
+tell from the original is listed with a reason in
 `tools/mutation_equivalent.txt` and left out of the score.
 """
 
@@ -84,6 +87,11 @@ SYMBOLS = {
     ast.IsNot: "is not",
 }
 
+
+KINDS = (
+    "compare", "boolop", "not", "constant", "return", "if", "remove",
+    "augassign", "kwarg_drop", "arg_none",
+)  # fmt: skip
 
 # -- mutants ----------------------------------------------------------------------------
 
@@ -171,6 +179,23 @@ def _node_mutants(module: str, index: int, node: ast.AST, source: str) -> Iterat
         test = _segment(source, node.test)
         yield mutant("if", f"if `{test}` -> if True", 1)
         yield mutant("if", f"if `{test}` -> if False", 0)
+    elif isinstance(node, ast.AugAssign):
+        yield mutant("augassign", f"`{_segment(source, node)}` -> plain `=`")
+    elif isinstance(node, ast.Call):
+        yield from _argument_mutants(node, source, mutant)
+
+
+def _argument_mutants(
+    node: ast.Call, source: str, mutant: Callable[[str, str, int], Mutant]
+) -> Iterator[Mutant]:
+    """Each keyword argument dropped; each argument (positional first) replaced by None."""
+    call = _segment(source, node.func, 30)
+    for i, keyword in enumerate(node.keywords):
+        if keyword.arg is not None:
+            yield mutant("kwarg_drop", f"drop `{keyword.arg}=` from `{call}(...)`", i)
+    for i, value in enumerate([*node.args, *(k.value for k in node.keywords)]):
+        if not isinstance(value, ast.Starred | ast.Constant) or value.value is not None:
+            yield mutant("arg_none", f"`{_segment(source, value, 40)}` -> None in `{call}(...)`", i)
 
 
 def _constant_mutants(node: ast.Constant, mutant: Callable[[str, str], Mutant]) -> Iterator[Mutant]:
@@ -246,10 +271,28 @@ def mutate(source: str, mutant: Mutant) -> str:
     elif mutant.kind == "if":
         assert isinstance(new, ast.If)
         new.test = ast.Constant(bool(mutant.arg))
+    elif mutant.kind == "augassign":
+        assert isinstance(new, ast.AugAssign)
+        new = ast.Assign(targets=[new.target], value=new.value)
+    elif mutant.kind in ("kwarg_drop", "arg_none"):
+        assert isinstance(new, ast.Call)
+        new = _mutated_call(new, mutant)
     elif mutant.kind == "remove":
         new = ast.Pass()
     tree = _Replace(node, ast.copy_location(new, node)).visit(tree)
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+def _mutated_call(call: ast.Call, mutant: Mutant) -> ast.Call:
+    args, keywords = list(call.args), list(call.keywords)
+    if mutant.kind == "kwarg_drop":
+        del keywords[mutant.arg]
+    elif mutant.arg < len(args):
+        args[mutant.arg] = ast.Constant(None)
+    else:
+        at = mutant.arg - len(args)
+        keywords[at] = ast.keyword(arg=keywords[at].arg, value=ast.Constant(None))
+    return ast.Call(func=call.func, args=args, keywords=keywords)
 
 
 def _changed_constant(value: object) -> object:
@@ -392,7 +435,11 @@ def _source(module: str) -> str:
 def run_module(args: argparse.Namespace, module: str, equivalent: dict[str, str]) -> list[Result]:
     path = PACKAGE / f"{module}.py"
     source = path.read_text(encoding="utf-8")
-    mutants = [m for m in enumerate_mutants(module, source) if not args.only or m.line in args.only]
+    mutants = [
+        m
+        for m in enumerate_mutants(module, source)
+        if (not args.only or m.line in args.only) and (not args.kind or m.kind in args.kind)
+    ]
     tests = args.tests or TESTS[module]
     results = []
     with tempfile.TemporaryDirectory(prefix="andgate-mutation-") as cache, ModuleFile(path) as f:
@@ -478,6 +525,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, help="write every result to this JSON file")
     parser.add_argument(
         "--only", type=int, action="append", help="only the mutants on this line (repeatable)"
+    )
+    parser.add_argument(
+        "--kind",
+        action="append",
+        choices=KINDS,
+        help="only the mutants of this operator (repeatable)",
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant")
     parser.add_argument(
