@@ -157,7 +157,7 @@ def test_base_collection_errors_pin_nothing_and_are_no_collection_error():
     head = run({f"{F}::t": PASSED})
     facts = oracle_facts(head, base, approved=False)
     assert facts.collection_errors == ()
-    assert facts.unpinned == (Unpinned(F, "E   ModuleNotFoundError: No module named 'x'"),)
+    assert facts.unpinned == (Unpinned(F, "ModuleNotFoundError: No module named 'x'"),)
     assert oracle_facts(head, base, approved=False, from_production={F}).unpinned[0].from_production
     approved = oracle_facts(head, base, approved=True, from_production={F})
     assert not approved.unpinned[0].from_production

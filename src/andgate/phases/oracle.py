@@ -187,7 +187,9 @@ def unpinned_files(
     found = []
     for where, message in base_errors:
         holds = [p for p in from_production if not where or p == where or p.startswith(f"{where}/")]
+        # pytest's last line of the error, without its "E   " gutter
         line = collection_error_line(where, message).partition(": ")[2]
+        line = re.sub(r"^E\s+", "", line)
         found.append(Unpinned(where, line, from_production=bool(holds)))
     return tuple(found)
 
