@@ -164,9 +164,10 @@ def test_base_collection_errors_pin_nothing_and_are_no_collection_error():
 
 
 def test_an_oracle_from_production_is_unpinned_under_its_file_folder_or_session():
-    errors = [(F, "boom"), ("tests/oracles", "boom"), ("", "boom"), ("tests/other.py", "boom")]
+    errors = [(F, "boom"), ("tests/oracles", "boom"), ("", "boom"), (f"{F}::TestX", "boom")]
+    errors.append(("tests/other.py", "boom"))
     found = unpinned_files(errors, {F})
-    assert [u.from_production for u in found] == [True, True, True, False]
+    assert [u.from_production for u in found] == [True, True, True, True, False]
     assert not unpinned_files([("tests/oracles/test_a", "boom")], {F})[0].from_production
 
 

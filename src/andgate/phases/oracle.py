@@ -14,7 +14,7 @@ from andgate.cache import KillerCache
 from andgate.phases.context import PhaseContext
 from andgate.records import ItemResult, OracleFacts, Outcome, Role, Unpinned
 from andgate.replay import known_bad_facts, replay_fixture
-from andgate.run import RunRequest, RunResult, class_facts, collection_error_line
+from andgate.run import RunRequest, RunResult, class_facts
 from andgate.shard import collect_only_weight
 from andgate.state import RunName
 from andgate.units import BASE_ORACLE
@@ -186,11 +186,11 @@ def unpinned_files(
     folder (or the session) holding one, would leave head to decide the oracle set."""
     found = []
     for where, message in base_errors:
-        holds = [p for p in from_production if not where or p == where or p.startswith(f"{where}/")]
+        path = where.partition("::")[0]  # a file, a class in it, a folder, "" (session)
+        holds = any(not path or p == path or p.startswith(f"{path}/") for p in from_production)
         # pytest's last line of the error, without its "E   " gutter
-        line = collection_error_line(where, message).partition(": ")[2]
-        line = re.sub(r"^E\s+", "", line)
-        found.append(Unpinned(where, line, from_production=bool(holds)))
+        line = re.sub(r"^E\s+", "", (message.strip().splitlines() or [""])[-1])[:300]
+        found.append(Unpinned(where, line, from_production=holds))
     return tuple(found)
 
 
