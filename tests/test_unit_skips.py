@@ -161,6 +161,10 @@ def test_base_collection_errors_pin_nothing_and_are_no_collection_error():
     assert oracle_facts(head, base, approved=False, from_production={F}).unpinned[0].from_production
     approved = oracle_facts(head, base, approved=True, from_production={F})
     assert not approved.unpinned[0].from_production
+    # head must still collect it: its own collection error stays COLLECTION_ERROR
+    broken_head = dataclasses.replace(head, collection_errors=((F, "E   NameError: x"),))
+    (line,) = oracle_facts(broken_head, base, approved=False).collection_errors
+    assert line.startswith(F) and line.endswith("NameError: x")
 
 
 def test_an_oracle_from_production_is_unpinned_under_its_file_folder_or_session():
