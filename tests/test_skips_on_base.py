@@ -88,6 +88,12 @@ class TestSkipTest(unittest.TestCase):
         if _head_says_skip():
             raise unittest.SkipTest("unittest: production asked for a skip")
         self.assertEqual(mean([2, 4]), 3)
+
+    def test_needs_a_missing_module(self):
+        try:
+            import andgate_test_no_such_module  # noqa: F401
+        except ImportError:
+            raise unittest.SkipTest("unittest: no such module") from None
 """
 
 # An oracle parametrised over values production code computes, which base cannot
@@ -148,7 +154,8 @@ def test_skips_only_on_head_a_missing_module_and_an_unpinned_oracle_from_product
     tmp_path,
 ):
     """A `pytest.skip()` and a `SkipTest` that only head's production code turns on
-    fail with pytest's reason, an `importorskip` fails although base skips it too,
+    fail with pytest's reason, an `importorskip` and a `SkipTest` raised for an
+    ImportError fail although base skips them too,
     and an oracle file base cannot import whose parameters come from production
     code blocks as ORACLE_UNPINNED."""
     sample = sample_with(
@@ -169,6 +176,8 @@ def test_skips_only_on_head_a_missing_module_and_an_unpinned_oracle_from_product
     assert run.decision == "block"
     assert set(run.codes) == {"ORACLE_FAILED", "ORACLE_UNPINNED"}, run.payload["reasons"]
     assert sorted(run.details("ORACLE_FAILED")) == [
+        "tests/oracles/test_only_on_head.py::TestSkipTest::test_needs_a_missing_module skipped: "
+        "unittest: no such module (a skip for a missing module always fails an oracle)",
         "tests/oracles/test_only_on_head.py::TestSkipTest::test_skipped_by_production skipped: "
         "unittest: production asked for a skip (not skipped on base: passed)",
         "tests/oracles/test_only_on_head.py::test_needs_a_missing_module skipped: "
