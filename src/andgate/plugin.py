@@ -11,8 +11,11 @@ andgate is installed, so it is inert unless the gate passes
   items of other classes;
 - runs the items of the spec's `first_files` first (a known-bad replay's likely
   killers), each group in collection order: a reordering, never a selection;
-- records each item's phase outcomes, the seeds property items ran with, and
-  collection errors, and writes them to the results file at the end.
+- keeps only the spec's `only_nodeids` when it names some (the oracle items a
+  skip from code skipped on head, run again on base);
+- records each item's phase outcomes (with a skip's reason, and whether it was a
+  skip for a missing module), the seeds property items ran with, and collection
+  errors, and writes them to the results file at the end.
 
 Under pytest-xdist the controller runs no collection: each worker classifies,
 deselects and records its items and seeds and sends them back through
