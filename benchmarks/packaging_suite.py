@@ -5,11 +5,12 @@ The sdist of `packaging==26.4` is downloaded from PyPI at benchmark time
 `$ANDGATE_BENCH_CACHE`), unpacked and committed as it is. On top, one owner commit is
 the trust overlay: `andgate init`, then the manifest's oracle glob names every test
 file (`tests/**/*.py`: packaging's tests are the oracle class), `owners: [alice]`, no
-property class; and the two `pytest.skip()` calls of the `copy.replace` tests (Python
-3.13+) become `skipif` marks, so that andgate can tell a platform skip from a skip by
-code (ORACLE_SKIPPED). Base adds two known-bad fixtures, each the real `git diff` of a
-bug put back into packaging's code; head is an honest change by another author (a
-docstring).
+property class. The suite is otherwise as released: on Python < 3.13 its two
+`copy.replace` tests skip themselves with `pytest.skip()`, andgate runs those two
+items again on base, which skips them for the same reason, and reports them as
+ORACLE_SKIPPED (a warning). Base adds two known-bad fixtures, each the real `git diff`
+of a bug put back into packaging's code; head is an honest change by another author
+(a docstring).
 
 Test processes import packaging from the tree they run in: `PYTHONPATH=<tree>/src`
 for plain pytest, `PYTHONPATH=<checkout>/src` for the gate, which points every pytest
@@ -53,17 +54,6 @@ KNOWN_BAD = (
         "pre_rank, pre_n = _PRE_RANK_STABLE, 0",
         "a dev-only release (1.0.dev1) sorts after 1.0a1 again (PEP 440 order)",
     ),
-)
-SKIP_BY_CODE = (
-    "    def test_copy_replace(self) -> None:\n"
-    "        if sys.version_info < (3, 13):\n"
-    '            pytest.skip("copy.replace requires Python 3.13")\n'
-)
-SKIP_BY_MARK = (
-    "    @pytest.mark.skipif(\n"
-    '        sys.version_info < (3, 13), reason="copy.replace requires Python 3.13"\n'
-    "    )\n"
-    "    def test_copy_replace(self) -> None:\n"
 )
 HONEST_CHANGE = (
     "src/packaging/utils.py",
@@ -169,7 +159,6 @@ def _overlay(repo: Path) -> None:
     manifest = repo / "tests/trust_manifest.yaml"
     for search, replace in MANIFEST_EDITS:
         _edit(manifest, search, replace)
-    _edit(repo / "tests/test_specifiers.py", SKIP_BY_CODE, SKIP_BY_MARK, count=2)
 
 
 def _edit(path: Path, search: str, replace: str, count: int = 1) -> None:

@@ -340,6 +340,8 @@ class CheckRun:
     gate: dict[str, Any]  # start, import, end, events of the wrapper
     killers_as_expected: bool = True
     cache_entries: int = 0
+    verdict: str = ""  # verdict.json's "verdict": the honest change must be allowed
+    warnings: dict[str, int] = field(default_factory=dict)  # warning code -> how many
 
     @property
     def items(self) -> int:
@@ -387,7 +389,16 @@ def run_check(
         sections=gate.get("sections", {}),
         gate={k: gate.get(k) for k in ("t0", "t_import", "t_end", "events", "missing", "rss")},
         cache_entries=len(list(cache.glob("*.json"))) if cache.is_dir() else 0,
+        verdict=str(verdict.get("verdict")),
+        warnings=_warning_counts(verdict),
     )
+
+
+def _warning_counts(verdict: Mapping[str, Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for warning in verdict.get("warnings", []):
+        counts[warning["code"]] = counts.get(warning["code"], 0) + 1
+    return counts
 
 
 def check_generated(
@@ -513,6 +524,9 @@ def check_row(name: str, runs: list[CheckRun], pytest_s: float, xdist_s: float, 
         "peak_vmhwm_mib": max(r.vmhwm_mib for r in runs),
         "peak_child_rss_mib": max(r.children_rss_mib for r in runs),
         "killers_as_expected": all(r.killers_as_expected for r in runs),
+        # every round's verdict (run_check stops on anything but allow)
+        "verdict": "/".join(sorted({r.verdict for r in runs})),
+        "warnings": runs[0].warnings,
         "counts": runs[0].counts,
         "items": runs[0].items,
         "replay_s_per_fixture_known_bad_json": _med(
@@ -568,6 +582,7 @@ STAGE_OF = (
     ("base-oracle", "base oracle (collect-only)"),
     ("known-bad", "known-bad replays"),
     ("discrimination", "discrimination report"),
+    ("oracle-skips-on-base", "oracle items skipped by code, again on base"),
     ("oracle", "oracle"),
     ("property", "property"),
     ("untrusted", "untrusted"),
@@ -885,6 +900,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
     head = (
         "figure",
         "items",
+        "verdict",
         "median s",
         "x pytest -q",
         "per round",
@@ -903,6 +919,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             (
                 r["config"],
                 f"{r['items']:,}" if r.get("items") else "",
+                r.get("verdict", ""),
                 _fmt(r.get("median_s")),
                 _fmt(r.get("ratio")),
                 _fmt(r.get("ratio_per_round")),
@@ -947,6 +964,8 @@ def _note(r: dict[str, Any]) -> str:
         parts.append(f"replays +{r['replay_added_s']:.2f}s ({r['replay_s_per_fixture']:.2f}s/fx)")
     if "killers_as_expected" in r and not r["killers_as_expected"]:
         parts.append("KILLERS NOT AS EXPECTED")
+    if r.get("warnings"):
+        parts.append(", ".join(f"{code} x{n}" for code, n in sorted(r["warnings"].items())))
     return "; ".join(parts)
 
 
@@ -1246,6 +1265,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--real-repeats", type=int, default=1, help="rounds of the real suite (default 1)"
     )
     parser.add_argument(
+        "--real-only",
+        action="store_true",
+        help="measure only the real suite and replace just its rows in --out (which must exist)",
+    )
+    parser.add_argument(
         "--scale",
         type=int,
         default=None,
@@ -1306,6 +1330,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.reprint:
         return reprint(args.reprint)
+    if args.real_only:
+        return real_only(args, argv)
     for module in ("andgate", "xdist"):
         if importlib.util.find_spec(module) is None:
             raise SystemExit(
@@ -1368,6 +1394,56 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"\nwrote {args.out} ({result['total_benchmark_s']:.0f}s in total)")
     return 0
+
+
+def real_only(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    """Measure the real suite alone and replace its rows (and the rows derived from
+    them: gate memory, per-item cost) in an existing results file; the generated
+    repository's rows stay as they were measured."""
+    if not args.out.is_file():
+        raise SystemExit(f"--real-only updates an existing results file; {args.out} is missing")
+    if missing := packaging_suite.missing_dependencies():
+        raise SystemExit(f"the real suite needs {', '.join(missing)}: pip install -e .[test,bench]")
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    data = json.loads(args.out.read_text(encoding="utf-8"))
+    jobs = max(args.jobs)
+    with workspace_root(args.keep) as root:
+        real = measure_real(root, args.real_repeats, jobs, args.cprofile)
+    rows = merge_real_rows(data["rows"], real_rows(real, jobs), data.get("scaled"))
+    print()
+    print_table(rows)
+    data["rows"] = _rounded(rows)
+    data["real"] = _rounded(
+        {
+            **_real_meta(real),
+            # This update's own provenance: the other rows keep the file's.
+            "measured": {
+                "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "command": " ".join(["python", "benchmarks/run.py", *(argv or sys.argv[1:])]),
+                "machine": machine(),
+            },
+        }
+    )
+    args.out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print(f"\nupdated the real suite's rows in {args.out}")
+    return 0
+
+
+def merge_real_rows(
+    rows: list[dict[str, Any]], real: list[dict[str, Any]], scaled: dict | None
+) -> list[dict[str, Any]]:
+    """`rows` with the real suite's rows replaced by `real`, and of the rows derived
+    from them only the real suite's (gate memory, its per-item cost): the generated
+    repository's rows stay exactly as they were measured."""
+    derived = ("memory", "linearity")
+    kept = [r for r in rows if r.get("suite") != "packaging" and r.get("figure") not in derived]
+    new = special_rows(kept + real, scaled)
+    prefix = _real_prefix().rstrip(": ")
+    ours = [r for r in new if r.get("figure") == "memory" or prefix in r["config"]]
+    old = [r for r in rows if r.get("figure") == "linearity" and prefix not in r["config"]]
+    merged = kept + real + ours[:1] + old + ours[1:]
+    add_round_ratios(merged)
+    return merged
 
 
 def _real_meta(real: RealSamples) -> dict[str, Any]:

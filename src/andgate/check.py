@@ -100,6 +100,7 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
         state.warnings += [
             Finding(Warning_.ORACLE_FROM_PRODUCTION, d) for d in scan.oracle_from_production
         ]
+        state.oracle_from_production = scan.oracle_from_production_files
         state.lock = lock_facts(git, base, head, config.manifest, approved=bool(approvers))
         trees = (scratch, pool)
         ctx = plan_phases(git, opts, state, config, differs, trees, approved=bool(approvers))

@@ -11,8 +11,11 @@ andgate is installed, so it is inert unless the gate passes
   items of other classes;
 - runs the items of the spec's `first_files` first (a known-bad replay's likely
   killers), each group in collection order: a reordering, never a selection;
-- records each item's phase outcomes, the seeds property items ran with, and
-  collection errors, and writes them to the results file at the end.
+- keeps only the spec's `only_nodeids` when it names some (the oracle items a
+  skip from code skipped on head, run again on base);
+- records each item's phase outcomes (with a skip's reason, and whether it was a
+  skip for a missing module), the seeds property items ran with, and collection
+  errors, and writes them to the results file at the end.
 
 Under pytest-xdist the controller runs no collection: each worker classifies,
 deselects and records its items and seeds and sends them back through
@@ -117,6 +120,10 @@ class Recorder:
         self.results_path = spec["results"]
         self.rules = Rules.from_json(spec["rules"])
         self.first_files = frozenset(spec.get("first_files") or ())
+        # Only these node ids run (the oracle items skipped on head, run again on
+        # base); None: every item of the class.
+        only = spec.get("only_nodeids")
+        self.only = None if only is None else frozenset(only)
         allow = spec.get("allow_files")
         self.allow_files = None if allow is None else {self.root / p for p in allow}
         self.allow_dirs = set()
@@ -187,6 +194,9 @@ class Recorder:
             facts = self._facts(item)
             cls, why = classify_item(facts, self.rules)
             wanted = self.role is Role.COLLECT or cls.value == self.role
+            if self.only is not None and facts.nodeid not in self.only:
+                drop.append(item)
+                continue
             record = {**facts.to_json(), "class": cls.value, "why": why}
             if wanted and self.role is not Role.COLLECT:
                 record["skip_mark"] = _skip_mark(item)
@@ -247,6 +257,20 @@ class Recorder:
         if seeds:
             self.seeds.setdefault(self.canonical.get(item.nodeid, item.nodeid), []).extend(seeds)
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        """Mark a skip for a missing module on its report (it travels through xdist).
+        Looked at before the other implementations run: pytest's unittest support
+        replaces a `SkipTest` with a new skip that has lost its cause."""
+        pending = getattr(item, "_excinfo", None)  # a unittest TestCase's, not yet raised
+        missing = _missing_module(call.excinfo) or bool(
+            isinstance(pending, list) and pending and _missing_module(pending[0])
+        )
+        outcome = yield
+        report = outcome.get_result()
+        if missing and report is not None and report.skipped:
+            report.andgate_missing_module = True
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Keep each phase's worst outcome over every report: sub-tests report
         on their own, and pytest-rerunfailures reports each failed attempt as
@@ -274,6 +298,8 @@ class Recorder:
         elif report.skipped and not hasattr(report, "wasxfail"):
             entry["skip_when"] = report.when
             entry.setdefault("message", _skip_reason(report))
+            if getattr(report, "andgate_missing_module", False):
+                entry["skip_missing_module"] = True
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -400,6 +426,27 @@ def _skip_mark(item: pytest.Item) -> str | None:
     except (Exception, pytest.fail.Exception, pytest.skip.Exception):
         return None
     return None if skip is None else str(skip.reason)
+
+
+def _missing_module(excinfo: Any) -> bool:
+    """Whether an exception is, or was raised while handling or because of, an
+    ImportError, or came out of `pytest.importorskip`: a skip for a missing module."""
+    exc, seen = getattr(excinfo, "value", None), set()
+    while isinstance(exc, BaseException) and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ImportError) or _raised_in_importorskip(exc.__traceback__):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _raised_in_importorskip(tb: Any) -> bool:
+    code = getattr(pytest.importorskip, "__code__", None)
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def _skip_reason(report: pytest.TestReport) -> str:

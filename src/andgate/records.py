@@ -98,6 +98,9 @@ class Reason(enum.StrEnum):
     PRODUCTION_SUSPICIOUS = "PRODUCTION_SUSPICIOUS"
     # a failing oracle item the change disputes in `disputes_file`
     ORACLE_DISPUTED = "ORACLE_DISPUTED"
+    # an oracle file base cannot collect whose items are parametrised over production
+    # values: head would decide the oracle set (else the warning of the same name)
+    ORACLE_UNPINNED = "ORACLE_UNPINNED"
     # with require_discriminating_tests: true (else the warning of the same name)
     AGENT_TESTS_DISCRIMINATE_NOTHING = "AGENT_TESTS_DISCRIMINATE_NOTHING"
 
@@ -203,9 +206,24 @@ class ClassFacts:
 
 
 @dataclass(frozen=True)
+class Unpinned:
+    """An oracle file (or the folder or session holding it) that base's collection
+    could not collect: it pins nothing."""
+
+    where: str  # the node id base reported the error for: a file, a folder, "" (session)
+    error: str  # base's error, one line
+    # Its items are parametrised over production values (ORACLE_FROM_PRODUCTION) and no
+    # owner approved: head would decide the oracle set.
+    from_production: bool = False
+
+
+@dataclass(frozen=True)
 class OracleFacts(ClassFacts):
     pinned_missing: tuple[str, ...] = ()
-    not_applicable: tuple[str, ...] = ()  # platform skips that hold on base too
+    # skips that hold on base too: a platform skip by mark, or an imperative or
+    # unittest skip with the same reason when the item runs again on base
+    not_applicable: tuple[str, ...] = ()
+    unpinned: tuple[Unpinned, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,9 @@ class RunRequest:
     # likely killers, `replay_order`): an ordering only, every item still runs.
     first_files: tuple[str, ...] = ()
     collect_only: bool = False
+    # Only these node ids run (oracle items skipped on head, run again on base):
+    # pytest collects just their functions, the plugin keeps just these ids.
+    only_nodeids: tuple[str, ...] | None = None
     exitfirst: bool = False
     # A run whose failures are the expected outcome (a known-bad replay, a
     # discrimination run): only which items failed is read, never how.
@@ -183,7 +186,22 @@ def pytest_argv(
         argv.append("--tb=native")
     if junit is not None:
         argv.append(f"--junitxml={junit}")
+    if request.only_nodeids is not None:
+        argv += selection_args(request.only_nodeids)
     return argv
+
+
+def selection_args(nodeids: Sequence[str]) -> list[str]:
+    """pytest's positional arguments for these node ids: each one's function or
+    method without its parameters (an id's parameters can hold characters pytest's
+    argument parser splits on; the plugin keeps the exact ids), once each."""
+    args: dict[str, None] = {}
+    for nodeid in nodeids:
+        holder, sep, name = nodeid.rpartition("::")
+        if sep and name.endswith("]") and "[" in name:
+            nodeid = f"{holder}{sep}{name[: name.index('[')]}"
+        args.setdefault(nodeid)
+    return list(args)
 
 
 def _config_file(worktree: Path, scratch: Path) -> Path:
@@ -216,6 +234,7 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
         "allow_files": None if request.allow_files is None else list(request.allow_files),
         "deny_files": list(request.deny_files),
         "first_files": list(request.first_files),
+        "only_nodeids": None if request.only_nodeids is None else list(request.only_nodeids),
         "hypothesis_seed": request.hypothesis_seed,
         "shard": None if request.shard is None else request.shard.to_json(),
         "checkout": None if environment.checkout is None else str(environment.checkout),

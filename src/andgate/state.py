@@ -41,6 +41,7 @@ class RunName(enum.StrEnum):
 
     ORACLE = "oracle"
     BASE_ORACLE = "base_oracle"
+    BASE_SKIPS = "base_skips"  # the oracle items skipped by code on head, run on base
     PROPERTY = "property"
     UNTRUSTED = "untrusted"
     FLAKE = "flake"
@@ -88,6 +89,9 @@ class CheckState:
     untrusted: ClassFacts | None = None
     discrimination: DiscriminationFacts | None = None
     fail_closed_untrusted: bool = True
+    # oracle files parametrised over production values (the production scan's
+    # ORACLE_FROM_PRODUCTION): one that base cannot collect leaves head to decide
+    oracle_from_production: frozenset[str] = frozenset()
     warnings: list[Finding] = field(default_factory=list)
     gate_errors: list[str] = field(default_factory=list)
     base: str | None = None

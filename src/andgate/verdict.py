@@ -27,6 +27,7 @@ from andgate.records import (
     PropertyFacts,
     Reason,
     ReplayStatus,
+    Unpinned,
     Warning_,
 )
 
@@ -125,9 +126,24 @@ def oracle_findings(facts: OracleFacts) -> list[Finding]:
         _f(Reason.ORACLE_FAILED, f"{n} missing on head", Bit.ORACLE) for n in facts.pinned_missing
     ]
     found += [_f(Warning_.ORACLE_SKIPPED, d) for d in facts.not_applicable]
+    found += [_unpinned_finding(u) for u in facts.unpinned]
     if not facts.results and not facts.pinned_missing and not facts.error:
         found.append(_f(Reason.NO_ORACLE, "no oracle item was collected", Bit.ORACLE))
     return found
+
+
+def _unpinned_finding(unpinned: Unpinned) -> Finding:
+    """Base could not collect an oracle file: a warning, unless its items are
+    parametrised over production values, when head alone would decide them."""
+    where = unpinned.where or "<session>"
+    detail = f"{where}: base could not collect it, so it pins no oracle item: {unpinned.error}"
+    if unpinned.from_production:
+        detail += (
+            "; its items are parametrised over production values (ORACLE_FROM_PRODUCTION), "
+            "so head alone would decide them: make base collect it, or an owner approves"
+        )
+        return _f(Reason.ORACLE_UNPINNED, detail, Bit.ORACLE)
+    return _f(Warning_.ORACLE_UNPINNED, detail)
 
 
 def property_findings(facts: PropertyFacts) -> list[Finding]:

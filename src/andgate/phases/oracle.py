@@ -7,13 +7,14 @@ sandboxed) against base's test side: the trusted tree.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Collection, Iterable
 
 from andgate.cache import KillerCache
 from andgate.phases.context import PhaseContext
-from andgate.records import ItemResult, OracleFacts, Outcome, Role
+from andgate.records import ItemResult, OracleFacts, Outcome, Role, Unpinned
 from andgate.replay import known_bad_facts, replay_fixture
-from andgate.run import RunRequest, RunResult, class_facts, collection_error_lines
+from andgate.run import RunRequest, RunResult, class_facts
 from andgate.shard import collect_only_weight
 from andgate.state import RunName
 from andgate.units import BASE_ORACLE
@@ -45,7 +46,11 @@ def run_oracle_phase(ctx: PhaseContext) -> None:
     ctx.run("oracle phase", tasks)
     ctx.merge_class(RunName.ORACLE)
     state.oracle = oracle_facts(
-        state.runs.get(RunName.ORACLE), state.runs.get(RunName.BASE_ORACLE), approved=ctx.approved
+        state.runs.get(RunName.ORACLE),
+        state.runs.get(RunName.BASE_ORACLE),
+        approved=ctx.approved,
+        on_base=_skips_on_base(ctx),
+        from_production=state.oracle_from_production,
     )
     order = {f.name: i for i, f in enumerate(ctx.config.known_bad)}
     state.replays.sort(key=lambda r: order.get(r.name, 0))
@@ -78,6 +83,33 @@ def _base_pin_request(ctx: PhaseContext) -> RunRequest:
     )
 
 
+def _skips_on_base(ctx: PhaseContext) -> RunResult | None:
+    """The oracle items a skip from code (`pytest.skip()`, unittest) skipped on head,
+    run again against base, all of them in one process: not applicable when base
+    skips them too, for the same reason. None when there are none, or when this
+    machine holds only some of the oracle class (a shard: `combine` runs them)."""
+    head = ctx.state.runs.get(RunName.ORACLE)
+    complete = ctx.work.split is None or ctx.work.recorded is not None
+    if head is None or not complete:
+        return None
+    nodeids = skips_to_run_on_base(class_facts(head, Role.ORACLE).results, head)
+    base_files = set(ctx.plan.base_oracle_files)
+    files = sorted({n.partition("::")[0] for n in nodeids} & base_files)
+    if not files:
+        return None  # not on base at all: nothing there can skip the same way
+    request = RunRequest(
+        "oracle skips on base",
+        Role.ORACLE,
+        ctx.plan.base_oracle_rules,
+        allow_files=tuple(files),
+        only_nodeids=nodeids,
+        environment=ctx.state.environment,
+    )
+    ctx.run("oracle skips on base", [ctx.task(RunName.BASE_SKIPS, request, ctx.plan.base)])
+    ctx.state.capture()
+    return ctx.state.runs.get(RunName.BASE_SKIPS)
+
+
 def _replay_tasks(ctx: PhaseContext, request: RunRequest) -> list[Callable[[], object]]:
     manifest, plan = ctx.config.manifest, ctx.plan
     if not (manifest.oracle_must_fail_known_bad and plan.trusted_oracle_files):
@@ -106,32 +138,60 @@ def _replay_tasks(ctx: PhaseContext, request: RunRequest) -> list[Callable[[], o
 
 
 def oracle_facts(
-    oracle: RunResult | None, base: RunResult | None, *, approved: bool
+    oracle: RunResult | None,
+    base: RunResult | None,
+    *,
+    approved: bool,
+    on_base: RunResult | None = None,
+    from_production: Collection[str] = (),
 ) -> OracleFacts:
     """The oracle class's facts: its outcomes, the items base collects that head
-    does not report (unless approved), and the platform skips that hold on base."""
+    does not report (unless approved), the skips that hold on base too (`on_base`:
+    the items skipped by code, run again on base), and the files base could not
+    collect (`from_production`: oracle files parametrised over production values)."""
     facts = class_facts(oracle, Role.ORACLE)
     collected = {r.nodeid for r in facts.results}
     missing: tuple[str, ...] = ()
-    errors, error = facts.collection_errors, facts.error
+    unpinned: tuple[Unpinned, ...] = ()
+    error = facts.error
     if base is not None:
         if base.error:
             # A timeout or crash, not a collection error: the gate could not run.
             error = "; ".join(e for e in (error, base.error) if e)
-        errors += tuple(f"on base: {e}" for e in collection_error_lines(base))
+        unpinned = unpinned_files(base.collection_errors, () if approved else from_production)
         if not approved:
             pinned = [i.facts.nodeid for i in base.selected(Role.ORACLE)]
             missing = tuple(n for n in pinned if n not in collected)
-    results, not_applicable = platform_skips(facts.results, oracle, base)
+    results, by_mark = platform_skips(facts.results, oracle, base)
+    results, by_code = skips_by_code(results, oracle, on_base)
+    if on_base is not None and on_base.error:
+        error = "; ".join(e for e in (error, on_base.error) if e)
     if not approved:
         results = parameters_pinned(results, oracle, base)
     return OracleFacts(
         results=results,
-        collection_errors=errors,
+        collection_errors=facts.collection_errors,
         error=error,
         pinned_missing=missing,
-        not_applicable=not_applicable,
+        not_applicable=by_mark + by_code,
+        unpinned=unpinned,
     )
+
+
+def unpinned_files(
+    base_errors: Iterable[tuple[str, str]], from_production: Collection[str]
+) -> tuple[Unpinned, ...]:
+    """What base could not collect pins nothing (COLLECTION_ERROR is about head's
+    runs only). A file whose items are parametrised over production values, or a
+    folder (or the session) holding one, would leave head to decide the oracle set."""
+    found = []
+    for where, message in base_errors:
+        path = where.partition("::")[0]  # a file, a class in it, a folder, "" (session)
+        holds = any(not path or p == path or p.startswith(f"{path}/") for p in from_production)
+        # pytest's last line of the error, without its "E   " gutter
+        line = re.sub(r"^E\s+", "", (message.strip().splitlines() or [""])[-1])[:300]
+        found.append(Unpinned(where, line, from_production=holds))
+    return tuple(found)
 
 
 def parameters_pinned(
@@ -153,6 +213,91 @@ def parameters_pinned(
     return tuple(out)
 
 
+def _skipped_by_mark(result: ItemResult, head: RunResult, mark: str | None) -> bool:
+    """Skipped in setup with the reason a skip/skipif mark gives on head."""
+    return (
+        result.outcome is Outcome.SKIPPED
+        and mark is not None
+        and head.reports.get(result.nodeid, {}).get("skip_when") == "setup"
+        and result.message.strip() == mark.strip()
+    )
+
+
+def _missing_module(result: ItemResult, run: RunResult) -> bool:
+    return bool(run.reports.get(result.nodeid, {}).get("skip_missing_module"))
+
+
+def skips_to_run_on_base(results: Iterable[ItemResult], head: RunResult) -> tuple[str, ...]:
+    """The oracle items skipped on head by code (`pytest.skip()`, a unittest skip, a
+    fixture's skip): neither by a mark (`platform_skips` decides those from base's
+    collection) nor for a missing module (those always fail)."""
+    marks = {i.facts.nodeid: i.skip_mark for i in head.selected(Role.ORACLE)}
+    return tuple(
+        r.nodeid
+        for r in results
+        if r.outcome is Outcome.SKIPPED
+        and not _skipped_by_mark(r, head, marks.get(r.nodeid))
+        and not _missing_module(r, head)
+    )
+
+
+# An absolute path's folders ("/tmp/wt-3/tests/data.txt" -> "data.txt"): the same
+# item skipped in two worktrees (and two pytest temp folders) names different ones.
+_FOLDERS = re.compile(r"(?<![\w.~-])/(?:[^\s/'\"`:;,()\[\]]+/)+")
+
+
+def normalised_reason(reason: str) -> str:
+    """A skip reason with the folders of absolute paths dropped."""
+    return _FOLDERS.sub("", reason.strip())
+
+
+def skips_by_code(
+    results: tuple[ItemResult, ...], head: RunResult | None, on_base: RunResult | None
+) -> tuple[tuple[ItemResult, ...], tuple[str, ...]]:
+    """Split off the oracle items skipped on head by code that base skipped too, for
+    the same reason (paths normalised) when run again (`on_base`): not applicable
+    here (ORACLE_SKIPPED). Every other skip fails its item with pytest's reason and
+    why: a skip for a missing module always (the change controls what is
+    installed), any other when base did not skip it the same way."""
+    if head is None:
+        return results, ()
+    wanted = set(skips_to_run_on_base(results, head))
+    kept, skipped = [], []
+    for result in results:
+        if result.outcome is Outcome.SKIPPED and _missing_module(result, head):
+            result = _still_failed(result, "a skip for a missing module always fails an oracle")
+        elif result.nodeid in wanted:
+            same, why = _same_skip_on_base(result, on_base)
+            if same:
+                skipped.append(f"{result.nodeid} skipped: {result.message} (skipped on base too)")
+                continue
+            result = _still_failed(result, why)
+        kept.append(result)
+    return tuple(kept), tuple(skipped)
+
+
+def _same_skip_on_base(result: ItemResult, on_base: RunResult | None) -> tuple[bool, str]:
+    """Whether base skipped the item for the same reason; if not, what base did."""
+    if on_base is None:
+        return False, "base has no such oracle item"
+    if on_base.error:
+        return False, "it could not run again on base"
+    outcome = on_base.outcome(result.nodeid)
+    if outcome is not Outcome.SKIPPED:
+        return False, f"not skipped on base: {outcome.value}"
+    reason = on_base.message(result.nodeid)
+    if on_base.reports.get(result.nodeid, {}).get("skip_missing_module"):
+        return False, f"on base it skipped for a missing module: {reason}"
+    if normalised_reason(reason) != normalised_reason(result.message):
+        return False, f"on base it skipped for another reason: {reason}"
+    return True, ""
+
+
+def _still_failed(result: ItemResult, why: str) -> ItemResult:
+    """The skip stays a failure; pytest's reason first, then why it counts."""
+    return ItemResult(result.nodeid, result.outcome, f"{result.message} ({why})")
+
+
 def platform_skips(
     results: tuple[ItemResult, ...], head: RunResult | None, base: RunResult | None
 ) -> tuple[tuple[ItemResult, ...], tuple[str, ...]]:
@@ -166,13 +311,7 @@ def platform_skips(
     on_head = {i.facts.nodeid: i.skip_mark for i in head.selected(Role.ORACLE)}
     kept, skipped = [], []
     for result in results:
-        mark = on_head.get(result.nodeid)
-        by_mark = (
-            result.outcome is Outcome.SKIPPED
-            and mark is not None
-            and head.reports.get(result.nodeid, {}).get("skip_when") == "setup"
-            and result.message.strip() == mark.strip()
-        )
+        by_mark = _skipped_by_mark(result, head, on_head.get(result.nodeid))
         if by_mark and on_base.get(result.nodeid) is not None:
             skipped.append(f"{result.nodeid} skipped: {result.message} (skipped on base too)")
         else:

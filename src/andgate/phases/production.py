@@ -32,6 +32,12 @@ class ScanResult:
     oracle_literals: tuple[str, ...] = ()
     oracle_from_production: tuple[str, ...] = ()
 
+    @property
+    def oracle_from_production_files(self) -> frozenset[str]:
+        """The files of those findings (`scan.oracle_parameters_from_production`
+        begins each with `path::function`)."""
+        return frozenset(m.partition("::")[0] for m in self.oracle_from_production)
+
 
 def scan_change(
     git: Git,
