@@ -629,8 +629,8 @@ def test_in_github_actions_the_check_writes_outputs_summary_and_annotations(
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     args = ["check", "--repo", str(sample.path), "--base", sample.base, "--head", head]
     code = main([*args, "--today", "2026-11-25", "--artifacts", str(tmp_path / "art"), "--quiet"])
-    out = capsys.readouterr().out
+    err = capsys.readouterr().err  # annotations go to stderr: stdout stays the verdict
     assert code == 1
     assert "verdict=block" in outputs.read_text()
     assert "# andgate: ❌ BLOCK" in summary.read_text()
-    assert "::error file=tests/oracles/test_math_oracle.py,line=" in out
+    assert "::error file=tests/oracles/test_math_oracle.py,line=" in err

@@ -15,6 +15,7 @@ scan, so the first pytest run need not wait for it; no repository code runs ther
 from __future__ import annotations
 
 import hashlib
+import os
 import traceback
 
 from andgate.approvals import gather_approvals
@@ -37,6 +38,9 @@ from andgate.records import Finding, Warning_
 from andgate.refs import refuse_empty_range, resolve_base, uncommitted_warning
 from andgate.report import Artifacts, claim_artifacts_for, write_artifacts
 from andgate.run import fork_server_session, prestart_fork_server
+from andgate.runner_files import Snapshot
+from andgate.runner_files import restore as restore_runner_files
+from andgate.runner_files import take as snapshot_runner_files
 from andgate.state import CheckState
 from andgate.verdict import Verdict, decide
 from andgate.worktree import scratch_dir, worktree_pool
@@ -50,13 +54,23 @@ def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
     later can make andgate write through a symlink."""
     state = CheckState()
     folder = claim_artifacts_for(opts.repo, opts.artifacts)
+    runner_files = snapshot_runner_files(os.environ)  # before any test can write them
     try:
         gate_failing_closed(opts, state)
+        _restore_runner_files(runner_files, state)
         verdict = decide(state.facts())
         # No verdict file means no allow: on a failure the CLI prints one line and exits 2.
         return verdict, write_artifacts(folder, state.report_context(verdict, opts.today))
     finally:
         folder.close()
+
+
+def _restore_runner_files(snapshots: tuple[Snapshot, ...], state: CheckState) -> None:
+    """Before andgate publishes: what tests appended to the CI runner's files is cut
+    off, and a file whose earlier bytes changed ends the check in GATE_ERROR."""
+    found = restore_runner_files(snapshots)
+    state.warnings += [Finding(Warning_.RUNNER_FILE_RESTORED, w) for w in found.warnings]
+    state.gate_errors += [f"CI runner file tampered with: {e}" for e in found.errors]
 
 
 def gate_failing_closed(opts: CheckOptions, state: CheckState) -> None:

@@ -586,10 +586,14 @@ def _publish_to_github(verdict, artifacts, repo: Path) -> None:  # type: ignore[
             return None
 
     locations = {subject_of(r): locate(subject_of(r), read) for r in payload["reasons"]}
+    # Annotations go to stderr, so `check --json > verdict.json` stays JSON: the runner
+    # reads workflow commands from stderr as from stdout (actions/runner,
+    # src/Runner.Worker/Handlers/ScriptHandler.cs: StepHost.OutputDataReceived and
+    # ErrorDataReceived each feed an OutputManager holding the ActionCommandManager).
     for line in publish(
         payload, summary, artifacts.folder, verdict.exit_code, os.environ, locations
     ):
-        print(line)
+        print(line, file=sys.stderr, flush=True)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
