@@ -84,6 +84,7 @@ def sort_changes(
     approved_by: tuple[str, ...],
     test_side: TestSide = NO_EXTRA_TEST_SIDE,
     scan: ScanFindings | None = None,
+    earlier_commit_only: bool = False,
 ) -> ChangeFacts:
     oracle, trust_root, production, tests = set(), set(), set(), set()
     for path in {p for change in changes for p in change.paths}:
@@ -107,6 +108,7 @@ def sort_changes(
         production_paths=tuple(sorted(production)),
         test_paths=tuple(sorted(tests)),
         approved_by=approved_by,
+        earlier_commit_only=earlier_commit_only,
         require_human_owner=manifest.oracle.require_human_owner,
         suspicious=scan.suspicious if scan is not None else (),
         oracle_literals=scan.oracle_literals if scan is not None else (),

@@ -18,11 +18,11 @@ import hashlib
 import os
 import traceback
 
-from andgate.approvals import gather_approvals
+from andgate.approvals import ReviewBinder, gather_approvals
 from andgate.config import BaseConfig, load_base_config
 from andgate.errors import AndgateError, Interrupted, ManifestError
 from andgate.git import Change, Git
-from andgate.github import approved_logins
+from andgate.github import approved_logins, approves_head
 from andgate.locks import lock_facts
 from andgate.options import CheckOptions
 from andgate.paths import config_changes
@@ -34,8 +34,14 @@ from andgate.phases.planning import plan_phases
 from andgate.phases.production import scan_change
 from andgate.phases.property import run_property_phase
 from andgate.phases.untrusted import run_untrusted_phase
+from andgate.protected import ProtectedReader
 from andgate.records import Finding, Warning_
-from andgate.refs import refuse_empty_range, resolve_base, uncommitted_warning
+from andgate.refs import (
+    refuse_empty_range,
+    refuse_refs_other_than_the_event,
+    resolve_base,
+    uncommitted_warning,
+)
 from andgate.report import Artifacts, claim_artifacts_for, write_artifacts
 from andgate.run import fork_server_session, prestart_fork_server
 from andgate.runner_files import Snapshot
@@ -120,8 +126,9 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
         _run_phases(ctx, git, opts, changes)
     state.annotate_junit()
     run_inventory_phase(
-        state, config, changes, differs, scan, approved_by=approvers, today=opts.today
-    )
+        state, config, changes, differs, scan, approved_by=approvers, today=opts.today,
+        approved_head=approves_head(state.approvals),
+    )  # fmt: skip
 
 
 def _commits(git: Git, opts: CheckOptions, state: CheckState) -> tuple[str, str]:
@@ -129,6 +136,7 @@ def _commits(git: Git, opts: CheckOptions, state: CheckState) -> tuple[str, str]
     state.head = head = git.resolve(opts.head, what="--head")
     state.base = base = resolve_base(git, opts.base, opts.head)
     refuse_empty_range(opts.base, base, head)
+    refuse_refs_other_than_the_event(git, base, head, os.environ)
     if (warning := uncommitted_warning(git, head)) is not None:
         state.warnings.append(warning)
     if opts.combine is not None:  # what the shards recorded beside their units' results
@@ -142,11 +150,13 @@ def _base_config(git: Git, opts: CheckOptions, state: CheckState, base: str) -> 
     state.manifest_digest = hashlib.sha256(git.read_blob(base, opts.manifest) or b"").hexdigest()
     config = load_base_config(git, base, opts.manifest)
     state.fail_closed_untrusted = config.manifest.fail_closed_untrusted
+    binder = ReviewBinder(ProtectedReader(git, config), base, state.head or "")
     state.approvals, ignored = gather_approvals(
         config.manifest, state.head or "", cli=opts.approved_by, env=opts.approved_by_env,
-        reviews=opts.approvals,
+        reviews=opts.approvals, binder=binder,
     )  # fmt: skip
     state.warnings += ignored
+    state.ignored_reviews = tuple(binder.ignored)
     state.patches = {f.name: f.patch.decode("utf-8", "replace") for f in config.known_bad}
     state.live_freezes = config.freezes.live(opts.today)
     return config

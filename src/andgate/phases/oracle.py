@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from andgate.cache import KillerCache
+from andgate.github import approves_head
 from andgate.phases.context import PhaseContext
 from andgate.records import ItemResult, OracleFacts, Outcome, Role
 from andgate.replay import known_bad_facts, replay_fixture
@@ -45,7 +46,10 @@ def run_oracle_phase(ctx: PhaseContext) -> None:
     ctx.run("oracle phase", tasks)
     ctx.merge_class(RunName.ORACLE)
     state.oracle = oracle_facts(
-        state.runs.get(RunName.ORACLE), state.runs.get(RunName.BASE_ORACLE), approved=ctx.approved
+        state.runs.get(RunName.ORACLE),
+        state.runs.get(RunName.BASE_ORACLE),
+        # an owner's review of an earlier commit does not cover what head collects
+        approved=approves_head(state.approvals),
     )
     order = {f.name: i for i, f in enumerate(ctx.config.known_bad)}
     state.replays.sort(key=lambda r: order.get(r.name, 0))
