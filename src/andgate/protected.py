@@ -37,6 +37,7 @@ from andgate.paths import is_pytest_config_name, is_under, matches
 
 # Files that hold more than pytest's or the build's view of plugins: compared by reading.
 READ_FILES = frozenset({"pyproject.toml", "setup.cfg", "tox.ini", "setup.py"})
+NOTHING = "nothing"  # a shared file that declares nothing pytest or a plugin loader reads
 Side = str  # one path's state on one side: "absent", "<mode> <blob>" or a reading's digest
 
 
@@ -102,6 +103,8 @@ class ProtectedReader:
         if name in READ_FILES and entry.kind == "blob" and entry.mode != "120000":
             data = self.git.read_blobs([entry.sha]).get(entry.sha)
             reading = _reading(path, data)
+            if reading == NOTHING:
+                return "absent"  # a pyproject.toml with no pytest or plugin table added by base
             if reading is not None:
                 return f"{entry.mode} read:{reading}"
         return f"{entry.mode} {entry.sha}"
@@ -119,6 +122,9 @@ def _reading(path: str, data: bytes | None) -> str | None:
         reading = pytest_config.read(PurePosixPath(path).name, data)
         if reading.problem is not None:
             return None
-        read = [reading.used, reading.settings, reading.andgate]
+        if reading.used or reading.settings or reading.andgate is not None:
+            read = [reading.used, reading.settings, reading.andgate]
+    if plugins in ("", "[]") and read is None:
+        return NOTHING
     text = json.dumps([plugins, read], sort_keys=True, default=repr)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
