@@ -113,6 +113,12 @@ def test_a_test_that_writes_the_runner_files_ends_in_gate_error_and_json_stays_j
     assert any("$GITHUB_STEP_SUMMARY" in e for e in errors), payload["reasons"]
     assert not any(r["code"] == "UNTRUSTED_FAILED" for r in payload["reasons"])
     assert "::error " in captured.err  # the annotations, on stderr
+    # while tests ran the runner ignored workflow commands, resumed before the annotations
+    lines = captured.err.splitlines()
+    assert lines[0].startswith("::stop-commands::andgate-")
+    resume = f"::{lines[0].removeprefix('::stop-commands::')}::"
+    first_error = next(i for i, line in enumerate(lines) if line.startswith("::error "))
+    assert lines.index(resume) < first_error
     outputs = paths["GITHUB_OUTPUT"].read_text()
     assert outputs.startswith(before["GITHUB_OUTPUT"] + "verdict=block\n"), outputs
     assert "allow" not in outputs and "NEVER" not in outputs
