@@ -176,10 +176,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--approvals",
         choices=("none", "github-reviews"),
         default="none",
-        help="github-reviews: owners' approving pull-request reviews of the gated head count "
-        "(GitHub Actions: GITHUB_EVENT_PATH, GITHUB_TOKEN); default: none",
+        help="github-reviews: owners' approving pull-request reviews count: of the gated head, "
+        "or of an earlier commit whose protected files are unchanged (GitHub Actions: "
+        "GITHUB_EVENT_PATH, GITHUB_TOKEN); default: none",
     )
-    check.add_argument("--json", action="store_true", help="print the verdict JSON on stdout")
+    check.add_argument(
+        "--json",
+        action="store_true",
+        help="print the verdict JSON on stdout, and nothing else (annotations go to stderr)",
+    )
     check.add_argument(
         "--quiet", action="store_true", help="no status lines on stderr while the phases run"
     )
