@@ -8,13 +8,9 @@ as a warning and no approval, never as an approval.
 
 from __future__ import annotations
 
-import contextlib
-import http.server
 import json
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +28,7 @@ from andgate.github import (
     select_approvals,
 )
 from andgate.manifest import APPROVAL_SOURCES, parse_manifest
+from fake_github import FakeGitHub, running
 from harness import MANIFEST
 
 RESOURCES = Path(__file__).parent / "resources" / "github"
@@ -47,54 +44,6 @@ def recorded(name: str) -> Any:
     return json.loads((RESOURCES / name).read_text(encoding="utf-8"))
 
 
-@dataclass
-class Route:
-    status: int = 200
-    body: bytes = b"[]"
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
-
-
-@dataclass
-class FakeGitHub:
-    url: str
-    routes: dict[str, Route]
-    seen: list[tuple[str, dict[str, str]]]
-
-    def serve(self, path: str, data: Any = None, *, status: int = 200, **kw: Any) -> None:
-        body = kw.pop("raw", None)
-        if body is None:
-            body = json.dumps(data if data is not None else []).encode()
-        self.routes[path] = Route(status, body, **kw)
-
-    def paths(self) -> list[str]:
-        return [path for path, _ in self.seen]
-
-
-def _start(routes: dict[str, Route], seen: list[tuple[str, dict[str, str]]]):  # type: ignore[no-untyped-def]
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            seen.append((self.path, dict(self.headers)))
-            route = routes.get(self.path, Route(404, b'{"message": "Not Found"}'))
-            time.sleep(route.delay)
-            self.send_response(route.status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-            for name, value in route.headers.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(route.body)))
-            self.end_headers()
-            with contextlib.suppress(OSError):  # the client gave up (the timeout test)
-                self.wfile.write(route.body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
-    return server
-
-
 @pytest.fixture
 def no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
@@ -104,24 +53,15 @@ def no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def github(no_proxy: None) -> Iterator[FakeGitHub]:
-    routes: dict[str, Route] = {}
-    seen: list[tuple[str, dict[str, str]]] = []
-    server = _start(routes, seen)
-    fake = FakeGitHub(f"http://127.0.0.1:{server.server_address[1]}", routes, seen)
-    yield fake
-    server.shutdown()
-    server.server_close()
+    with running() as fake:
+        yield fake
 
 
 @pytest.fixture
 def other_host(no_proxy: None) -> Iterator[FakeGitHub]:
     """A second server: nothing must ever reach it (it would see the token)."""
-    routes: dict[str, Route] = {}
-    seen: list[tuple[str, dict[str, str]]] = []
-    server = _start(routes, seen)
-    yield FakeGitHub(f"http://127.0.0.1:{server.server_address[1]}", routes, seen)
-    server.shutdown()
-    server.server_close()
+    with running() as fake:
+        yield fake
 
 
 @pytest.fixture
@@ -601,7 +541,9 @@ def test_an_owners_review_of_the_gated_head_approves_a_trust_root_change(
     assert "TRUST_ROOT_CHANGED" in without.codes
     run = sample.gate(head, approvals="github-reviews")
     assert run.decision == "allow", run.payload["reasons"]
-    assert run.payload["approvals"] == [
+    (approval,) = run.payload["approvals"]
+    assert len(approval.pop("protected_digest")) == 64  # what the approval covers
+    assert [approval] == [
         {
             "login": "alice",
             "source": "github-reviews",
@@ -629,8 +571,8 @@ def test_in_github_actions_the_check_writes_outputs_summary_and_annotations(
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     args = ["check", "--repo", str(sample.path), "--base", sample.base, "--head", head]
     code = main([*args, "--today", "2026-11-25", "--artifacts", str(tmp_path / "art"), "--quiet"])
-    out = capsys.readouterr().out
+    err = capsys.readouterr().err  # annotations go to stderr: stdout stays the verdict
     assert code == 1
     assert "verdict=block" in outputs.read_text()
     assert "# andgate: ❌ BLOCK" in summary.read_text()
-    assert "::error file=tests/oracles/test_math_oracle.py,line=" in out
+    assert "::error file=tests/oracles/test_math_oracle.py,line=" in err

@@ -227,9 +227,21 @@ def test_the_template_uses_the_secure_pattern():
     assert "pull_request_target" not in text and "secrets." not in text
 
 
-def test_the_ci_guide_shows_the_template():
-    guide = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+def test_the_github_guide_shows_the_template():
+    guide = (ROOT / "docs" / "github.md").read_text(encoding="utf-8")
     assert TEMPLATE.read_text(encoding="utf-8") in guide
+
+
+def test_the_template_installs_test_dependencies_and_says_how_to_pin_by_sha():
+    workflow = load(TEMPLATE)
+    steps = workflow["jobs"]["andgate"]["steps"]
+    gate = next(s for s in steps if re.match(r"[\w-]+/andgate@", str(s.get("uses", ""))))
+    install = next(s for s in steps if "pip install" in str(s.get("run", "")))
+    assert steps.index(install) < steps.index(gate)
+    assert ".[test]" in install["run"]
+    assert re.fullmatch(r"[\w-]+/andgate@v\d+\.\d+\.\d+", gate["uses"])
+    text = TEMPLATE.read_text(encoding="utf-8")
+    assert "andgate: EDIT" in text and "commit SHA" in text
 
 
 # -- pre-commit -------------------------------------------------------------------------------

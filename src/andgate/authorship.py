@@ -3,7 +3,10 @@
 A change to an oracle file, a fixture, a known-bad fixture or the lock is an
 oracle-authorship change; a change to any other trust-root file (manifest,
 freeze file, invariants, conftest.py, pytest configuration) is a trust-root
-change. Either blocks unless an owner from the *base* manifest approved.
+change. Either blocks unless an owner from the *base* manifest approved. So does a
+change to what a pull request runs the gate with (`.github/workflows/`,
+`.github/actions/`, CODEOWNERS), to the pytest plugins the project declares
+(`pytest11`), and to the files the manifest's `trust_root_globs` name.
 """
 
 from __future__ import annotations
@@ -40,12 +43,26 @@ def is_oracle_side(path: str, manifest: Manifest, is_oracle_file: Callable[[str]
     )
 
 
+# On `pull_request` GitHub runs the pull request's own copy of its workflows and local
+# actions, and reads CODEOWNERS from these three places: each can rewrite the gate.
+WORKFLOW_FOLDERS = (".github/workflows", ".github/actions")
+CODEOWNERS_PATHS = frozenset({"CODEOWNERS", ".github/CODEOWNERS", "docs/CODEOWNERS"})
+
+
+def is_ci_definition(path: str) -> bool:
+    return path in CODEOWNERS_PATHS or any(is_under(path, f) for f in WORKFLOW_FOLDERS)
+
+
 def is_trust_root(path: str, manifest: Manifest, config_differs: Callable[[str], bool]) -> bool:
     named = {manifest.path, manifest.frozen_flake.freeze_file, manifest.property.invariants_file}
     if path in named or PurePosixPath(path).name == "conftest.py":
         return True
     if is_gitattributes(path):
         return True  # it can rewrite base's oracle files on checkout (filters, eol)
+    if is_ci_definition(path) or matches(path, manifest.trust_root_globs):
+        return True
+    if isinstance(config_differs, ConfigChanges) and path in config_differs.plugins:
+        return True
     return is_pytest_config_name(path) and config_differs(path)
 
 
@@ -67,6 +84,7 @@ def sort_changes(
     approved_by: tuple[str, ...],
     test_side: TestSide = NO_EXTRA_TEST_SIDE,
     scan: ScanFindings | None = None,
+    earlier_commit_only: bool = False,
 ) -> ChangeFacts:
     oracle, trust_root, production, tests = set(), set(), set(), set()
     for path in {p for change in changes for p in change.paths}:
@@ -90,6 +108,7 @@ def sort_changes(
         production_paths=tuple(sorted(production)),
         test_paths=tuple(sorted(tests)),
         approved_by=approved_by,
+        earlier_commit_only=earlier_commit_only,
         require_human_owner=manifest.oracle.require_human_owner,
         suspicious=scan.suspicious if scan is not None else (),
         oracle_literals=scan.oracle_literals if scan is not None else (),
@@ -102,4 +121,8 @@ def _config_reasons(
     """Why each changed pytest config file counts, when the caller knows (check does)."""
     if not isinstance(config_differs, ConfigChanges):
         return ()
-    return tuple((p, config_differs[p]) for p in sorted(paths) if p in config_differs)
+    why = {**config_differs.plugins, **config_differs}
+    for path in paths:
+        if path in config_differs and path in config_differs.plugins:
+            why[path] = f"{config_differs[path]}; {config_differs.plugins[path]}"
+    return tuple((p, why[p]) for p in sorted(paths) if p in why)

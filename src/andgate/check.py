@@ -15,13 +15,14 @@ scan, so the first pytest run need not wait for it; no repository code runs ther
 from __future__ import annotations
 
 import hashlib
+import os
 import traceback
 
-from andgate.approvals import gather_approvals
+from andgate.approvals import ReviewBinder, gather_approvals
 from andgate.config import BaseConfig, load_base_config
 from andgate.errors import AndgateError, Interrupted, ManifestError
 from andgate.git import Change, Git
-from andgate.github import approved_logins
+from andgate.github import approved_logins, approves_head
 from andgate.locks import lock_facts
 from andgate.options import CheckOptions
 from andgate.paths import config_changes
@@ -33,10 +34,19 @@ from andgate.phases.planning import plan_phases
 from andgate.phases.production import scan_change
 from andgate.phases.property import run_property_phase
 from andgate.phases.untrusted import run_untrusted_phase
+from andgate.protected import ProtectedReader
 from andgate.records import Finding, Warning_
-from andgate.refs import refuse_empty_range, resolve_base, uncommitted_warning
+from andgate.refs import (
+    refuse_empty_range,
+    refuse_refs_other_than_the_event,
+    resolve_base,
+    uncommitted_warning,
+)
 from andgate.report import Artifacts, claim_artifacts_for, write_artifacts
 from andgate.run import fork_server_session, prestart_fork_server
+from andgate.runner_files import Snapshot
+from andgate.runner_files import restore as restore_runner_files
+from andgate.runner_files import take as snapshot_runner_files
 from andgate.state import CheckState
 from andgate.verdict import Verdict, decide
 from andgate.worktree import scratch_dir, worktree_pool
@@ -50,13 +60,23 @@ def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
     later can make andgate write through a symlink."""
     state = CheckState()
     folder = claim_artifacts_for(opts.repo, opts.artifacts)
+    runner_files = snapshot_runner_files(os.environ)  # before any test can write them
     try:
         gate_failing_closed(opts, state)
+        _restore_runner_files(runner_files, state)
         verdict = decide(state.facts())
         # No verdict file means no allow: on a failure the CLI prints one line and exits 2.
         return verdict, write_artifacts(folder, state.report_context(verdict, opts.today))
     finally:
         folder.close()
+
+
+def _restore_runner_files(snapshots: tuple[Snapshot, ...], state: CheckState) -> None:
+    """Before andgate publishes: what tests appended to the CI runner's files is cut
+    off, and a file whose earlier bytes changed ends the check in GATE_ERROR."""
+    found = restore_runner_files(snapshots)
+    state.warnings += [Finding(Warning_.RUNNER_FILE_RESTORED, w) for w in found.warnings]
+    state.gate_errors += [f"CI runner file tampered with: {e}" for e in found.errors]
 
 
 def gate_failing_closed(opts: CheckOptions, state: CheckState) -> None:
@@ -107,8 +127,9 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
         _run_phases(ctx, git, opts, changes)
     state.annotate_junit()
     run_inventory_phase(
-        state, config, changes, differs, scan, approved_by=approvers, today=opts.today
-    )
+        state, config, changes, differs, scan, approved_by=approvers, today=opts.today,
+        approved_head=approves_head(state.approvals),
+    )  # fmt: skip
 
 
 def _commits(git: Git, opts: CheckOptions, state: CheckState) -> tuple[str, str]:
@@ -116,6 +137,7 @@ def _commits(git: Git, opts: CheckOptions, state: CheckState) -> tuple[str, str]
     state.head = head = git.resolve(opts.head, what="--head")
     state.base = base = resolve_base(git, opts.base, opts.head)
     refuse_empty_range(opts.base, base, head)
+    refuse_refs_other_than_the_event(git, base, head, os.environ)
     if (warning := uncommitted_warning(git, head)) is not None:
         state.warnings.append(warning)
     if opts.combine is not None:  # what the shards recorded beside their units' results
@@ -129,11 +151,13 @@ def _base_config(git: Git, opts: CheckOptions, state: CheckState, base: str) -> 
     state.manifest_digest = hashlib.sha256(git.read_blob(base, opts.manifest) or b"").hexdigest()
     config = load_base_config(git, base, opts.manifest)
     state.fail_closed_untrusted = config.manifest.fail_closed_untrusted
+    binder = ReviewBinder(ProtectedReader(git, config), base, state.head or "")
     state.approvals, ignored = gather_approvals(
         config.manifest, state.head or "", cli=opts.approved_by, env=opts.approved_by_env,
-        reviews=opts.approvals,
+        reviews=opts.approvals, binder=binder,
     )  # fmt: skip
     state.warnings += ignored
+    state.ignored_reviews = tuple(binder.ignored)
     state.patches = {f.name: f.patch.decode("utf-8", "replace") for f in config.known_bad}
     state.live_freezes = config.freezes.live(opts.today)
     return config

@@ -9,13 +9,14 @@ different exit codes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import io
 import math
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -175,10 +176,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--approvals",
         choices=("none", "github-reviews"),
         default="none",
-        help="github-reviews: owners' approving pull-request reviews of the gated head count "
-        "(GitHub Actions: GITHUB_EVENT_PATH, GITHUB_TOKEN); default: none",
+        help="github-reviews: owners' approving pull-request reviews count: of the gated head, "
+        "or of an earlier commit whose protected files are unchanged (GitHub Actions: "
+        "GITHUB_EVENT_PATH, GITHUB_TOKEN); default: none",
     )
-    check.add_argument("--json", action="store_true", help="print the verdict JSON on stdout")
+    check.add_argument(
+        "--json",
+        action="store_true",
+        help="print the verdict JSON on stdout, and nothing else (annotations go to stderr)",
+    )
     check.add_argument(
         "--quiet", action="store_true", help="no status lines on stderr while the phases run"
     )
@@ -507,10 +513,34 @@ def cmd_check(args: argparse.Namespace) -> int:
         discrimination=not args.no_discrimination,
         split=args.shard,
     )
-    if opts.split is not None:
-        return _run_shard(opts)
-    verdict, artifacts = run_check(opts)
+    with workflow_commands_stopped():
+        if opts.split is not None:
+            return _run_shard(opts)
+        verdict, artifacts = run_check(opts)
     return _show(verdict, artifacts, args)
+
+
+@contextlib.contextmanager
+def workflow_commands_stopped() -> Iterator[None]:
+    """In GitHub Actions, while tests run: the runner ignores workflow commands.
+
+    Test output goes to log files, never to andgate's streams; but a test can write to
+    the pipes the runner reads through another process of the step (the shell that
+    started andgate: /proc/PID/fd/1). The runner's ActionCommandManager, one per step
+    for stdout and stderr alike, ignores every command after `::stop-commands::TOKEN`
+    until a `::TOKEN::` line (actions/runner, src/Runner.Worker/ActionCommandManager.cs);
+    the token lives only in this process's memory."""
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        yield
+        return
+    from andgate.ghactions import stop_commands
+
+    start, end = stop_commands()
+    print(start, file=sys.stderr, flush=True)
+    try:
+        yield
+    finally:
+        print(end, file=sys.stderr, flush=True)
 
 
 def _run_shard(opts) -> int:  # type: ignore[no-untyped-def]
@@ -586,10 +616,14 @@ def _publish_to_github(verdict, artifacts, repo: Path) -> None:  # type: ignore[
             return None
 
     locations = {subject_of(r): locate(subject_of(r), read) for r in payload["reasons"]}
+    # Annotations go to stderr, so `check --json > verdict.json` stays JSON: the runner
+    # reads workflow commands from stderr as from stdout (actions/runner,
+    # src/Runner.Worker/Handlers/ScriptHandler.cs: StepHost.OutputDataReceived and
+    # ErrorDataReceived each feed an OutputManager holding the ActionCommandManager).
     for line in publish(
         payload, summary, artifacts.folder, verdict.exit_code, os.environ, locations
     ):
-        print(line)
+        print(line, file=sys.stderr, flush=True)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

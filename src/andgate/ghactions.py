@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -164,7 +165,11 @@ def output_lines(values: Mapping[str, str]) -> str:
 
 
 def _append(path: str, text: str) -> None:
-    with open(path, "a", encoding="utf-8", errors="backslashreplace") as stream:
+    # never through a symbolic link a test may have put where the runner's file was
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    with os.fdopen(
+        os.open(path, flags, 0o644), "a", encoding="utf-8", errors="backslashreplace"
+    ) as stream:
         stream.write(text)
 
 
@@ -178,7 +183,7 @@ def publish(
 ) -> list[str]:
     """In a GitHub Actions job (GITHUB_ACTIONS=true): append the summary to
     $GITHUB_STEP_SUMMARY, write the step outputs to $GITHUB_OUTPUT, and return the
-    annotation lines for the caller to print on stdout. Elsewhere: nothing, [].
+    annotation lines for the caller to print on stderr. Elsewhere: nothing, [].
 
     `locations` maps a reason's subject (node id or path) to (repository path, line).
     """

@@ -11,12 +11,13 @@ Only the standard library talks HTTP here (urllib), bounded in pages, bytes and 
 
 from __future__ import annotations
 
+import functools
 import http.client
 import json
 import re
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,10 @@ class Approval:
     commit: str | None = None
     submitted_at: str | None = None
     url: str | None = None
+    # the protected diff this approval covers (protected.py); a review given on an
+    # earlier commit of the pull request counts only while it equals head's
+    protected_digest: str | None = None
+    on_head: bool = True  # False: a review of an earlier commit, bound by its digest
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -50,7 +55,35 @@ class Approval:
             "commit": self.commit,
             "submitted_at": self.submitted_at,
             "url": self.url,
+            "protected_digest": self.protected_digest,
         }
+
+
+@dataclass(frozen=True)
+class Binding:
+    """Whether an owner's approving review of an earlier commit still holds for head:
+    `digest` when its protected diff equals head's; else the protected files that
+    changed since (`changed`) or why that cannot be known (`problem`)."""
+
+    digest: str | None = None
+    changed: tuple[str, ...] = ()
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class IgnoredReview:
+    """An owner's approving review of an earlier commit that no longer holds, and the
+    protected files that changed since (summary.md and report.html list them)."""
+
+    login: str
+    review_id: int | None
+    commit: str
+    url: str | None
+    changed: tuple[str, ...]
+
+
+# Called with an owner's approving review of an earlier commit (its JSON object).
+Binder = Callable[[Mapping[str, Any]], Binding]
 
 
 class ReviewError(Exception):
@@ -208,9 +241,11 @@ def judge(
     gated_head: str,
     owners: Mapping[str, str],
     excluded: Mapping[str, str],
+    bind: Callable[[Mapping[str, Any]], Binding] | None = None,
 ) -> Approval | str:
     """An Approval, or the one-line reason this login's latest review does not count.
-    `owners` and `excluded` map casefolded logins to what to call them."""
+    `owners` and `excluded` map casefolded logins to what to call them. A review of an
+    earlier commit counts only through `bind` (its protected diff equals head's)."""
     login = review["user"]["login"]
     key = login.casefold()
     commit = review.get("commit_id")
@@ -220,9 +255,18 @@ def judge(
         return f"{login} approved but is not in the base manifest's owners"
     if key in excluded:
         return f"{login} approved but is {excluded[key]}; nobody approves their own change"
-    if not isinstance(commit, str) or commit.lower() != gated_head.lower():
-        shown = commit[:12] if isinstance(commit, str) else "no commit"
-        return f"{login} approved {shown}, not the gated head {gated_head[:12]}; approve again"
+    if not isinstance(commit, str) or not SHA_RE.match(commit.lower()):
+        return f"{login}'s approval names no commit; approve again"
+    on_head = commit.lower() == gated_head.lower()
+    digest = None
+    if not on_head:
+        shown = f"{login} approved {commit[:12]}, not the gated head {gated_head[:12]}"
+        if bind is None:
+            return f"{shown}; approve again"
+        binding = bind(review)
+        if binding.digest is None:
+            return f"{shown}, and {_unbound(binding)}; approve again"
+        digest = binding.digest
     return Approval(
         login=owners[key],
         source="github-reviews",
@@ -230,7 +274,17 @@ def judge(
         commit=commit.lower(),
         submitted_at=_str_or_none(review.get("submitted_at")),
         url=_str_or_none(review.get("html_url")),
+        protected_digest=digest,
+        on_head=on_head,
     )
+
+
+def _unbound(binding: Binding) -> str:
+    if binding.changed:
+        shown = ", ".join(binding.changed[:20])
+        more = f" and {len(binding.changed) - 20} more" if len(binding.changed) > 20 else ""
+        return f"protected files changed since: {shown}{more}"
+    return binding.problem or "its protected files cannot be compared with head's"
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -248,18 +302,21 @@ def review_approvals(
     timeout: float = 20.0,
     event_name: str | None = None,
     max_pages: int = MAX_PAGES,
+    bind: Binder | None = None,
 ) -> tuple[tuple[Approval, ...], tuple[str, ...]]:
     """Owners' approvals from the pull request's reviews, and why others do not count.
 
     Never raises: a problem anywhere is a warning and no approval at all.
     `gated_head` is the full SHA andgate gates; `owners` come from base's manifest.
+    With `bind`, an owner's approval of an earlier commit of the pull request counts
+    when the base branch has not changed since and `bind` finds its protected diff
+    equal to head's.
     """
     try:
         pr = _check_inputs(event_path, event_name, token, api_url, repository, gated_head)
         api = api_url.rstrip("/")
-        approvals, why = _judge_reviews(
-            pr, token or "", api, repository, owners, timeout, max_pages
-        )
+        session = _Session(pr, token or "", api, repository, timeout, max_pages)
+        approvals, why = _judge_reviews(session, owners, bind)
     except ReviewError as exc:
         approvals, why = (), (f"no approval from pull-request reviews: {exc}",)
     except Exception as exc:  # fail closed: a bug here must never become an approval
@@ -288,18 +345,62 @@ def _check_inputs(
     return pr
 
 
+@dataclass(frozen=True)
+class _Session:
+    """One pull request's reads from the API."""
+
+    pr: PullRequest
+    token: str
+    api: str
+    repository: str
+    timeout: float
+    max_pages: int
+
+    def pages(self, path: str, max_pages: int | None = None) -> list[Any]:
+        url = f"{self.api}/repos/{self.repository}/{path}"
+        return get_pages(url, self.token, self.api, self.timeout, max_pages or self.max_pages)
+
+
+def _base_changes(session: _Session) -> list[str]:
+    """When the pull request's base branch was changed (ISO times, any order)."""
+    events = session.pages(f"issues/{session.pr.number}/events?per_page=100")
+    return [
+        str(e.get("created_at", ""))
+        for e in events
+        if isinstance(e, dict) and e.get("event") == "base_ref_changed"
+    ]
+
+
+def _same_base(bind: Binder, session: _Session) -> Binder:
+    """`bind`, for a review given while the pull request had its current base branch:
+    one given before the base branch changed approved a different change. The events
+    are read once, only when some owner's approval is of an earlier commit."""
+
+    @functools.cache
+    def base_changes() -> tuple[tuple[str, ...], str | None]:
+        try:
+            return tuple(_base_changes(session)), None
+        except ReviewError as exc:
+            return (), f"the pull request's base changes cannot be read ({exc})"
+
+    def bound(review: Mapping[str, Any]) -> Binding:
+        times, problem = base_changes()
+        if problem is not None:
+            return Binding(problem=problem)
+        when = str(review.get("submitted_at") or "")
+        if not when or any(t >= when for t in times):
+            return Binding(problem="the pull request's base branch changed after the review")
+        return bind(review)
+
+    return bound
+
+
 def _judge_reviews(
-    pr: PullRequest,
-    token: str,
-    api: str,
-    repository: str,
-    owners: Sequence[str],
-    timeout: float,
-    max_pages: int,
+    session: _Session, owners: Sequence[str], bind: Binder | None
 ) -> tuple[tuple[Approval, ...], tuple[str, ...]]:
-    base = f"{api}/repos/{repository}/pulls/{pr.number}"
-    reviews = get_pages(f"{base}/reviews?per_page=100", token, api, timeout, max_pages)
-    commits = get_pages(f"{base}/commits?per_page=100", token, api, timeout, 3)
+    pr = session.pr
+    reviews = session.pages(f"pulls/{pr.number}/reviews?per_page=100")
+    commits = session.pages(f"pulls/{pr.number}/commits?per_page=100", 3)
     if len(commits) >= PR_COMMIT_LIMIT:
         raise ReviewError(f"the pull request has {PR_COMMIT_LIMIT}+ commits; authors unknown")
     if not any(
@@ -310,8 +411,11 @@ def _judge_reviews(
     excluded[pr.author.casefold()] = "the pull request's author"
     owner_names = {o.casefold(): o for o in owners}
     approvals, warnings = [], []
+    bound = None if bind is None else _same_base(bind, session)
     for key, review in latest_decisive(reviews).items():
-        verdict = judge(review, gated_head=pr.head_sha, owners=owner_names, excluded=excluded)
+        verdict = judge(
+            review, gated_head=pr.head_sha, owners=owner_names, excluded=excluded, bind=bound
+        )
         if isinstance(verdict, Approval):
             approvals.append(verdict)
         elif review.get("state") == "APPROVED" or key in owner_names:
@@ -321,7 +425,12 @@ def _judge_reviews(
 
 
 def approvals_from_environment(
-    environ: Mapping[str, str], *, gated_head: str, owners: Sequence[str], timeout: float = 20.0
+    environ: Mapping[str, str],
+    *,
+    gated_head: str,
+    owners: Sequence[str],
+    timeout: float = 20.0,
+    bind: Binder | None = None,
 ) -> tuple[tuple[Approval, ...], tuple[str, ...]]:
     """`review_approvals` with everything read from the Actions environment."""
     event_path = environ.get("GITHUB_EVENT_PATH")
@@ -334,6 +443,7 @@ def approvals_from_environment(
         owners=owners,
         timeout=timeout,
         event_name=environ.get("GITHUB_EVENT_NAME") or None,
+        bind=bind,
     )
 
 
@@ -387,3 +497,10 @@ _SOURCE_LABEL = {
 def approved_logins(approvals: Iterable[Approval]) -> tuple[str, ...]:
     """The names for ChangeFacts.approved_by, each once, in order."""
     return tuple(dict.fromkeys(a.login for a in approvals))
+
+
+def approves_head(approvals: Iterable[Approval]) -> bool:
+    """Is some approval of head itself (not only of an earlier commit's protected
+    bytes)? Only such an approval lifts PRODUCTION_SUSPICIOUS or an oracle item
+    `missing on head`."""
+    return any(a.on_head for a in approvals)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from andgate.github import Approval
+from andgate.github import Approval, IgnoredReview
 
 if TYPE_CHECKING:
     from andgate.freeze import Freeze
@@ -75,6 +75,7 @@ class HtmlReport:
     verdict: Mapping[str, Any]
     reasons: tuple[ReasonRow, ...] = ()
     approvals: tuple[Approval, ...] = ()
+    ignored_reviews: tuple[IgnoredReview, ...] = ()
     known_bad: tuple[KnownBadRow, ...] = ()
     seeds: tuple[SeedRow, ...] = ()
     freezes: tuple[FreezeRow, ...] = ()
@@ -122,6 +123,7 @@ def build_report(
         reasons=tuple(_row(f) for f in v.reasons),
         warnings=tuple(_row(f) for f in v.warnings),
         approvals=tuple(approvals),
+        ignored_reviews=tuple(ctx.ignored_reviews),
         known_bad=tuple(
             KnownBadRow(
                 r.name,
@@ -187,6 +189,7 @@ def render(report: HtmlReport) -> bytes:
         _reasons(report),
         _warnings(report),
         _approvals(report),
+        _ignored_reviews(report),
         _known_bad(report),
         _seeds(report),
         _freezes(report),
@@ -323,6 +326,24 @@ def _approvals(report: HtmlReport) -> str:
     ]
     headers = ("login", "source", "review", "commit", "submitted", "URL")
     return _table("Approvals used", headers, rows, "No owner approval was used.")
+
+
+def _ignored_reviews(report: HtmlReport) -> str:
+    """Owners' reviews of earlier commits that no longer hold, and why: the files
+    whose protected bytes changed since (the owner reviews again)."""
+    if not report.ignored_reviews:
+        return ""
+    rows = [
+        [
+            esc(r.login),
+            esc(r.review_id if r.review_id is not None else ""),
+            f"<code>{esc(r.commit[:12])}</code>",
+            "<br>".join(f"<code>{esc(p)}</code>" for p in r.changed),
+        ]
+        for r in report.ignored_reviews
+    ]
+    headers = ("login", "review", "reviewed commit", "protected files changed since")
+    return _table("Reviews that no longer count", headers, rows, "")
 
 
 def _known_bad(report: HtmlReport) -> str:

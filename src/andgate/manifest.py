@@ -324,6 +324,9 @@ class Manifest:
     require_discriminating_tests: bool = False
     # where owners' approvals may come from (cli, env, github-reviews)
     approval_sources: tuple[str, ...] = APPROVAL_SOURCES
+    # whether the manifest lists `approvals.sources` itself: under CI, `--approved-by`
+    # counts only when it does (a default never opens the command line to a workflow edit)
+    approval_sources_listed: bool = False
     # untracked install outputs tests need (a generated _version.py): copied into worktrees
     generated_files: tuple[str, ...] = ()
     # more files a change may not touch without an owner
@@ -343,6 +346,11 @@ def _check_lock_outside_fixtures(lock_file: str, fixtures_dir: str, source: str)
             f"{source}: lock_file {lock_file!r} is inside fixtures_dir {fixtures_dir!r}; "
             "move the lock file out of the folder it locks"
         )
+
+
+def _lists_sources(data: Mapping[str, Any]) -> bool:
+    approvals = data.get("approvals")
+    return isinstance(approvals, Mapping) and "sources" in approvals
 
 
 def parse_manifest(text: bytes | str | None, path: str, source: str | None = None) -> Manifest:
@@ -367,5 +375,6 @@ def parse_manifest(text: bytes | str | None, path: str, source: str | None = Non
         property=PropertyClass(**classes["property"]),
         frozen_flake=FlakeClass(**classes["frozen_flake"]),
         approval_sources=approvals["sources"],
+        approval_sources_listed=_lists_sources(data),
         **fields,
     )

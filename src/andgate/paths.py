@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 import pathspec
 
-from andgate import pytest_config
+from andgate import plugin_declarations, pytest_config
 from andgate.git import Change
 
 TEST_DIRS = frozenset({"tests", "test", "testing"})
@@ -141,8 +141,14 @@ class ConfigChanges(dict[str, str]):
     """Config files pytest would read differently, path -> why (one line).
 
     Called with a path it answers "did pytest's view of it change?", the
-    `config_differs` callable the plan and the authorship sort take.
+    `config_differs` callable the plan and the authorship sort take. `plugins` holds
+    the build files whose `pytest11` declarations changed (path -> why): trust roots,
+    but not pytest configuration, so the plan keeps head's copy of them.
     """
+
+    def __init__(self, *args: object, **kwargs: str) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.plugins: dict[str, str] = {}
 
     def __call__(self, path: str) -> bool:
         return path in self
@@ -157,6 +163,10 @@ def config_changes(
     found = ConfigChanges()
     for change in changes:
         for path in change.paths:
+            if plugin_declarations.is_build_file(path):
+                why = plugin_declarations.change(path, read_old(path), read_new(path))
+                if why is not None:
+                    found.plugins[path] = why
             if not is_pytest_config_name(path):
                 continue
             if SYMLINK_MODE in (change.old_mode, change.new_mode):

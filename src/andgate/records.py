@@ -161,6 +161,9 @@ class ChangeFacts:
     production_paths: tuple[str, ...] = ()
     test_paths: tuple[str, ...] = ()
     approved_by: tuple[str, ...] = ()
+    # every approval is an owner's review of an earlier commit whose protected bytes
+    # equal head's: it lifts ORACLE_AUTHORSHIP and TRUST_ROOT_CHANGED, nothing else
+    earlier_commit_only: bool = False
     require_human_owner: bool = True
     # the production-diff scan: constructs that game tests (file:line: construct), and
     # literals from an oracle's expectations hard-coded into production code
@@ -170,6 +173,11 @@ class ChangeFacts:
     @property
     def approved(self) -> bool:
         return bool(self.approved_by)
+
+    @property
+    def head_approved(self) -> bool:
+        """An approval of head itself (what PRODUCTION_SUSPICIOUS needs)."""
+        return self.approved and not self.earlier_commit_only
 
     @property
     def case(self) -> str:

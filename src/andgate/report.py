@@ -81,6 +81,7 @@ class ReportContext:
     files: dict[str, bytes] = field(default_factory=dict)
     traceback: str | None = None
     approvals: Sequence[Any] = ()  # github.Approval: login, source, review, commit, URL
+    ignored_reviews: Sequence[Any] = ()  # github.IgnoredReview: whose, and what changed since
     patches: Mapping[str, str] = field(default_factory=dict)  # known-bad fixture texts
     freezes: Sequence[Any] = ()  # the live freeze.Freeze entries from base
     discrimination: DiscriminationFacts | None = None
@@ -247,6 +248,7 @@ class SummaryMarkdown:
             "",
             *self._reasons(ctx),
             *self._warnings(ctx),
+            *self._ignored_reviews(ctx),
             *self._bits(ctx),
             *self._counts(ctx),
             *self._known_bad(ctx),
@@ -274,6 +276,23 @@ class SummaryMarkdown:
         if not ctx.verdict.warnings:
             return []
         return ["## Warnings", "", *_grouped(ctx.verdict.warnings, bold=False), ""]
+
+    def _ignored_reviews(self, ctx: ReportContext) -> list[str]:
+        """Each owner's review of an earlier commit that no longer holds, with the
+        protected files that changed since it."""
+        if not ctx.ignored_reviews:
+            return []
+        lines = [
+            "## Reviews that no longer count",
+            "",
+            "| owner | review | reviewed commit | protected files changed since |",
+            "|---|---|---|---|",
+        ]
+        for r in ctx.ignored_reviews:
+            files = ", ".join("`" + _md(p).replace("`", "'") + "`" for p in r.changed)
+            review = "" if r.review_id is None else str(r.review_id)
+            lines.append(f"| {_md(r.login)} | {review} | `{r.commit[:12]}` | {files} |")
+        return [*lines, ""]
 
     def _bits(self, ctx: ReportContext) -> list[str]:
         lines = ["## Checks", "", "| check | holds |", "|---|---|"]

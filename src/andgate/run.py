@@ -44,6 +44,7 @@ from andgate.records import (
     Role,
     item_outcome,
 )
+from andgate.runner_files import HIDDEN_FROM_TESTS
 from andgate.shard import Shard
 from andgate.signals import deferred_signals, wait_event, wait_future
 
@@ -78,9 +79,17 @@ BOOTSTRAP = (
 # the process alive until the timeout.
 DEFAULT_TIMEOUT = 1800.0
 PR_SET_CHILD_SUBREAPER = 36
-# CI credentials that test code must never see (contract section 4), plus the
-# manifest's `scrub_env` globs.
-SCRUBBED_ENV = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_*", "INPUT_*", "ANDGATE_*")
+# CI credentials that test code must never see (contract section 4), the CI runner's
+# command files (what the step publishes: runner_files.py), plus the manifest's
+# `scrub_env` globs.
+SCRUBBED_ENV = (
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "ACTIONS_*",
+    "INPUT_*",
+    "ANDGATE_*",
+    *HIDDEN_FROM_TESTS,
+)
 KILL_WAIT = 30.0
 # pytest exit codes (pytest.ExitCode), kept numeric so results files stay plain JSON.
 EXIT_INTERNAL_ERROR, EXIT_USAGE_ERROR, EXIT_NO_TESTS = 3, 4, 5

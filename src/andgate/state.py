@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from andgate.freeze import Freeze
-from andgate.github import Approval
+from andgate.github import Approval, IgnoredReview
 from andgate.inventory import Record, counts
 from andgate.junit import Attempt, annotate
 from andgate.records import (
@@ -106,6 +106,8 @@ class CheckState:
     inventory: list[Record] = field(default_factory=list)
     property_seed: int | None = None
     approvals: tuple[Approval, ...] = ()
+    # owners' reviews of earlier commits whose protected files changed since
+    ignored_reviews: tuple[IgnoredReview, ...] = ()
     patches: dict[str, str] = field(default_factory=dict)  # known-bad fixtures, for report.html
     live_freezes: tuple[Freeze, ...] = ()
     environment: RunEnvironment = field(default_factory=RunEnvironment)
@@ -144,6 +146,7 @@ class CheckState:
             files=self.captured.files,
             traceback=self.traceback,
             approvals=self.approvals,
+            ignored_reviews=self.ignored_reviews,
             patches=self.patches,
             freezes=self.live_freezes,
             discrimination=self.discrimination,

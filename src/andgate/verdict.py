@@ -63,8 +63,20 @@ class Verdict:
 
 def authorship_findings(facts: ChangeFacts) -> list[Finding]:
     found = [_f(Warning_.ORACLE_LITERAL, d) for d in facts.oracle_literals]
-    if facts.approved:
-        return found
+    if not facts.approved:
+        found += _unapproved_trust_root(facts)
+    if not facts.head_approved:
+        # an owner's review of an earlier commit never covers production code
+        fix = "approves head itself" if facts.approved else "approves"
+        found += [
+            _f(Reason.PRODUCTION_SUSPICIOUS, f"{d}; an owner reviews it or {fix}", Bit.AUTHORSHIP)
+            for d in facts.suspicious
+        ]
+    return found
+
+
+def _unapproved_trust_root(facts: ChangeFacts) -> list[Finding]:
+    found = []
     if facts.oracle_paths:
         if facts.require_human_owner:
             found += [
@@ -89,10 +101,6 @@ def authorship_findings(facts: ChangeFacts) -> list[Finding]:
             Bit.AUTHORSHIP,
         )
         for p in facts.trust_root_paths
-    ]
-    found += [
-        _f(Reason.PRODUCTION_SUSPICIOUS, f"{d}; an owner reviews it or approves", Bit.AUTHORSHIP)
-        for d in facts.suspicious
     ]
     return found
 

@@ -26,6 +26,7 @@ def run_inventory_phase(
     *,
     approved_by: tuple[str, ...],
     today: dt.date,
+    approved_head: bool = True,
 ) -> None:
     runs = state.runs
     state.inventory = build_inventory(
@@ -38,6 +39,7 @@ def run_inventory_phase(
         is_oracle_file=oracle_file_rule(config.manifest, holders),
         config_differs=differs,
         approved_by=approved_by,
+        earlier_commit_only=bool(approved_by) and not approved_head,
         test_side=config.test_side,
         scan=scan,
     )
