@@ -292,6 +292,8 @@ def _disputes(report: HtmlReport) -> str:
         if d.failure:
             out.append(f"<p>Failure: <code>{esc(d.failure)}</code></p>")
         out.append(f"<p>The change's reason:</p><pre>{esc(d.reason)}</pre>")
+    if not any(d.status == "disputed" for d in report.disputes):
+        return "".join(out)
     where = f"<code>{esc(report.disputes_file)}</code>" if report.disputes_file else "the file"
     out.append(
         "<p><strong>What the owner can do:</strong> if the oracle is wrong, fix it in a "

@@ -35,6 +35,7 @@ from andgate.records import (
     Bit,
     ChangeFacts,
     DiscriminationFacts,
+    DisputeStatus,
     Finding,
     PropertyFacts,
     ReplayFacts,
@@ -285,8 +286,9 @@ class SummaryMarkdown:
             if dispute.failure:
                 lines += [f"Failure: {_code(dispute.failure)}", ""]
             lines += ["The change's reason:", "", *_fenced(dispute.reason, "text"), ""]
-        where = _code(ctx.disputes_file) if ctx.disputes_file else "the disputes file"
-        lines += [OWNER_WAY.format(file=where), ""]
+        if any(d.status is DisputeStatus.DISPUTED for d in disputes):
+            where = _code(ctx.disputes_file) if ctx.disputes_file else "the disputes file"
+            lines += [OWNER_WAY.format(file=where), ""]
         return lines
 
     def _reasons(self, ctx: ReportContext) -> list[str]:
