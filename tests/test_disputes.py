@@ -116,3 +116,44 @@ def test_a_malformed_disputes_file_blocks_with_one_line(sample):
     assert detail.startswith(f"{DISPUTES_FILE} (at ")
     assert f"entry 1 ({DISPUTED}): unknown key 'reson'; did you mean 'reason'?" in detail
     assert run.payload["bits"]["oracle_ok"] is False
+
+
+# -- andgate dispute ------------------------------------------------------------------------
+
+
+def test_the_dispute_command_writes_what_check_reads(sample, capsys):
+    from andgate.commands.dispute import run_dispute_add, run_dispute_list
+
+    def agent(repo: SampleRepo) -> None:
+        underscore_slugify(repo)
+        code = run_dispute_add(
+            repo.path, DISPUTED, REASON, base=sample.base, manifest="tests/trust_manifest.yaml"
+        )
+        assert code == 0, capsys.readouterr()
+
+    run = sample.gate(sample.change(agent))
+    assert run.codes[0] == "ORACLE_DISPUTED" and REASON in run.details("ORACLE_DISPUTED")[0]
+    out = capsys.readouterr().out
+    assert f"disputed the oracle item {DISPUTED}" in out
+    assert (
+        run_dispute_list(sample.path, base=sample.base, manifest="tests/trust_manifest.yaml") == 0
+    )
+    assert DISPUTED in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("nodeid", "says"),
+    [
+        ("tests/oracles/test_text_oracle.py", "names 4 oracle items"),
+        ("tests/test_misc.py::test_clamp_inside_range", "is in the untrusted class"),
+        ("tests/oracles/test_text_oracle.py::test_slugify_word", "is not a test collected"),
+    ],
+)
+def test_the_dispute_command_refuses_anything_but_one_oracle_item(sample, capsys, nodeid, says):
+    from andgate.commands.dispute import run_dispute_add
+
+    code = run_dispute_add(sample.path, nodeid, REASON, manifest="tests/trust_manifest.yaml")
+    assert code == 1
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1, err
+    assert not (sample.path / DISPUTES_FILE).exists()

@@ -192,11 +192,23 @@ def _hint(nodeid: str, oracle: Collection[str]) -> str:
     """Why a node id is no oracle item, when a near one is."""
     if nodeid in oracle:
         return ""
-    under = sorted(n for n in oracle if n.startswith(nodeid))
+    under = items_under(nodeid, oracle)
     if under:
-        return f"it is a prefix of {len(under)} oracle items, e.g. {under[0]}"
-    close = difflib.get_close_matches(nodeid, list(oracle), n=1)
-    return f"did you mean {close[0]}?" if close else ""
+        return f"it names {len(under)} oracle items, e.g. {under[0]}"
+    close = closest(nodeid, oracle)
+    return f"did you mean {close}?" if close else ""
+
+
+def items_under(nodeid: str, ids: Iterable[str]) -> list[str]:
+    """The ids a folder, file, class or unparametrised name stands for."""
+    prefixes = (f"{nodeid}::", f"{nodeid}[", f"{nodeid.rstrip('/')}/")
+    return sorted(n for n in ids if n.startswith(prefixes))
+
+
+def closest(nodeid: str, ids: Iterable[str]) -> str | None:
+    """The id a typo most likely meant."""
+    found = difflib.get_close_matches(nodeid, list(ids), n=1, cutoff=0.8)
+    return found[0] if found else None
 
 
 # -- the disputed test's source at base -------------------------------------------------------

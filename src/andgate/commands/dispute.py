@@ -24,6 +24,8 @@ from andgate.disputes import (
     MAX_REASON,
     DisputeEntry,
     DisputesFileError,
+    closest,
+    items_under,
     parse_disputes,
     with_entry,
 )
@@ -136,28 +138,29 @@ def _oracle_item_at(
     """The one oracle item base collects under this exact node id, else a refusal
     that says what the id is instead."""
     collected = collect_inventory(git, base.sha, config, dt.date.today(), timeout)
-    oracle = [r for r in collected.records if r.cls is TrustClass.ORACLE]
+    oracle = [r for r in collected.records if r.cls == TrustClass.ORACLE]
     exact = [r for r in collected.records if r.facts.nodeid == nodeid]
-    if exact and exact[0].cls is TrustClass.ORACLE:
+    if exact and exact[0].cls == TrustClass.ORACLE:
         return exact[0]
     at = f"at {base.describe()}"
     if exact:
         raise Refused(
-            f"{nodeid} is a {exact[0].cls} item {at}, not an oracle item; only oracle "
+            f"{nodeid} is in the {exact[0].cls} class {at}, not an oracle item; only oracle "
             "tests are disputed (fix or delete your own tests instead)"
         )
-    under = [r.facts.nodeid for r in oracle if r.facts.nodeid.startswith(nodeid)]
+    ids = [r.facts.nodeid for r in oracle]
+    under = items_under(nodeid, ids)
     if under:
         raise Refused(
             f"{nodeid} names {plural(len(under), 'oracle item')} {at}, e.g. {under[0]}; "
-            "a dispute names exactly one node id (no files, classes or prefixes)"
+            "a dispute names exactly one node id (no folders, files, classes or prefixes)"
         )
     errors = f" ({plural(len(collected.collection_errors), 'file')} failed to collect)"
+    example = closest(nodeid, ids) or (ids[0] if ids else "tests/oracles/test_x.py::test_y")
     raise Refused(
         f"{nodeid} is not a test collected {at}"
         + (errors if collected.collection_errors else "")
-        + "; give the node id pytest prints (`pytest --collect-only -q`), e.g. "
-        + (oracle[0].facts.nodeid if oracle else "tests/oracles/test_x.py::test_y")
+        + f"; give the node id pytest prints (`pytest --collect-only -q`), e.g. {example}"
     )
 
 
