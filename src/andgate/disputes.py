@@ -27,6 +27,7 @@ from andgate.errors import AndgateError
 from andgate.git import Git
 from andgate.manifest import load_yaml
 from andgate.records import Dispute, DisputeFacts
+from andgate.verdict import escaped
 
 FIELDS = ("nodeid", "reason")
 MAX_REASON = 2000  # characters: a paragraph, not a document
@@ -104,7 +105,7 @@ def _entry(entry: Any, index: int, source: str) -> DisputeEntry:
         raise DisputesFileError(f"{where}: not a mapping; {ENTRY_SHAPE}")
     nodeid = entry.get("nodeid")
     if isinstance(nodeid, str) and nodeid.strip():
-        where += f" ({nodeid.strip()})"
+        where += f" ({escaped(nodeid, 200)})"  # a message stays one line
     for key in entry:
         if key not in FIELDS:
             hint = difflib.get_close_matches(str(key), FIELDS, n=1)
