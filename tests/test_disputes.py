@@ -157,3 +157,15 @@ def test_the_dispute_command_refuses_anything_but_one_oracle_item(sample, capsys
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1, err
     assert not (sample.path / DISPUTES_FILE).exists()
+
+
+def test_init_offers_the_agent_block_and_writes_it_with_agents(make_repo, capsys):
+    from andgate.commands.init import run_init
+
+    repo = make_repo({"README.md": "x\n"})
+    assert run_init(repo.path) == 0
+    assert "andgate init --agents AGENTS.md" in capsys.readouterr().out
+    assert not (repo.path / "AGENTS.md").exists()
+    assert run_init(repo.path, agents="AGENTS.md") == 0
+    assert "created  AGENTS.md" in capsys.readouterr().out
+    assert "andgate dispute" in (repo.path / "AGENTS.md").read_text()

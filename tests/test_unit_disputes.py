@@ -396,3 +396,28 @@ def test_dispute_arguments_are_checked_in_one_line(argv, says, capsys):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1
+
+
+# -- the block for the agent instruction file ----------------------------------------------------
+
+
+def test_the_agent_block_is_created_appended_once_and_never_through_a_symlink(tmp_path):
+    from andgate.commands.agents import MARKER, add_agent_block
+    from andgate.errors import AndgateError
+
+    manifest = "tests/trust_manifest.yaml"
+    assert "created" in add_agent_block(tmp_path, "AGENTS.md", manifest)
+    text = (tmp_path / "AGENTS.md").read_text()
+    assert text.startswith(MARKER) and "andgate dispute NODEID --reason" in text
+    assert "never" in text.lower() and manifest in text
+    (tmp_path / "CLAUDE.md").write_text("# House rules\n\nBe nice.\n")
+    assert "appended to" in add_agent_block(tmp_path, "CLAUDE.md", manifest)
+    assert "kept" in add_agent_block(tmp_path, "CLAUDE.md", manifest)
+    appended = (tmp_path / "CLAUDE.md").read_text()
+    assert appended.startswith("# House rules\n\nBe nice.\n\n" + MARKER)
+    assert appended.count(MARKER) == 1
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "docs").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(AndgateError, match="symbolic link"):
+        add_agent_block(tmp_path, "docs/AGENTS.md", manifest)
+    assert not (tmp_path / "elsewhere" / "AGENTS.md").exists()

@@ -395,6 +395,12 @@ def _add_init(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
         action="store_true",
         help="also write .github/workflows/andgate.yml (the secure pull-request workflow)",
     )
+    parser.add_argument(
+        "--agents",
+        metavar="FILE",
+        help="add a short block to the agent instruction file FILE (e.g. AGENTS.md): never "
+        "edit oracle tests; if one contradicts the task, run `andgate dispute` and stop",
+    )
 
 
 def _add_dispute(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -674,7 +680,7 @@ def cmd_freeze(args: argparse.Namespace) -> int:
 def cmd_init(args: argparse.Namespace) -> int:
     from andgate.commands.init import run_init
 
-    return run_init(args.repo, manifest=args.manifest, github=args.github)
+    return run_init(args.repo, manifest=args.manifest, github=args.github, agents=args.agents)
 
 
 def cmd_dispute(args: argparse.Namespace) -> int:
