@@ -169,3 +169,16 @@ def test_init_offers_the_agent_block_and_writes_it_with_agents(make_repo, capsys
     assert run_init(repo.path, agents="AGENTS.md") == 0
     assert "created  AGENTS.md" in capsys.readouterr().out
     assert "andgate dispute" in (repo.path / "AGENTS.md").read_text()
+
+
+def test_the_demo_shows_an_honest_agent_disputing_an_oracle(capsys, monkeypatch, tmp_path):
+    import tempfile
+
+    from andgate.demo import CHANGES, run_demo
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the demo's repository goes here
+
+    (change,) = [c for c in CHANGES if c.reasons == ("ORACLE_DISPUTED",)]
+    assert change.absent == ("ORACLE_FAILED",)
+    assert run_demo(changes=(change,)) == 0, capsys.readouterr().out
+    assert "block [ORACLE_DISPUTED]" in capsys.readouterr().out
