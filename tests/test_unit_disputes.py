@@ -46,7 +46,8 @@ from andgate.report import ReportContext, SummaryMarkdown, verdict_payload
 from andgate.verdict import decide, escaped
 from harness import MANIFEST
 
-SOURCE = ".andgate/disputes.yaml (at abc)"
+DISPUTES_PATH = ".andgate/disputes.yaml"
+SOURCE = f"{DISPUTES_PATH} (at abc)"
 DISPUTED = "tests/oracles/test_o.py::test_words"
 PASSING = "tests/oracles/test_o.py::test_even"
 FAILED = ItemResult(DISPUTED, Outcome.FAILED, "AssertionError: assert 'a_b' == 'a-b'")
@@ -421,3 +422,30 @@ def test_the_agent_block_is_created_appended_once_and_never_through_a_symlink(tm
     with pytest.raises(AndgateError, match="symbolic link"):
         add_agent_block(tmp_path, "docs/AGENTS.md", manifest)
     assert not (tmp_path / "elsewhere" / "AGENTS.md").exists()
+
+
+# -- reading the file from head ------------------------------------------------------------------
+
+
+def test_read_disputes_reads_head_and_refuses_a_symlink(tmp_path):
+    import os
+
+    from andgate.disputes import read_disputes
+    from andgate.sample import init_repo
+
+    repo = init_repo(tmp_path / "r")
+    repo.write({"tests/oracles/test_o.py": "def test_words():\n    assert 1\n"})
+    base = repo.commit("base")
+    repo.write({DISPUTES_PATH: f'disputes:\n  - nodeid: "{DISPUTED}"\n    reason: "{REASON}"\n'})
+    head = repo.commit("disputes")
+    read = read_disputes(repo.git, base, head, DISPUTES_PATH)
+    assert read.facts.disputes == (Dispute(DISPUTED, REASON),) and read.facts.problem is None
+    assert read.sources[DISPUTED].line == 1 and "def test_words" in read.sources[DISPUTED].text
+    assert read_disputes(repo.git, base, base, DISPUTES_PATH).facts.disputes == ()
+    repo.delete(DISPUTES_PATH)
+    os.symlink("../tests/oracles/test_o.py", repo.path / DISPUTES_PATH)
+    linked = repo.commit("a symlink")
+    problem = read_disputes(repo.git, base, linked, DISPUTES_PATH).facts.problem
+    assert problem == (
+        f"{DISPUTES_PATH} (at {linked[:12]}): not a regular file; commit the disputes as a file"
+    )
