@@ -192,6 +192,13 @@ def test_a_dispute_of_a_passing_or_non_oracle_item_is_moot_and_blocks_nothing(
     assert verdict.disputes[0].status is status
 
 
+def test_a_dispute_is_not_judged_when_the_oracle_process_ended_early():
+    oracle = OracleFacts(results=(ItemResult(PASSING, Outcome.PASSED),), error="timed out")
+    verdict = decide(facts(oracle, disputes(Dispute(DISPUTED, REASON, True))))
+    assert verdict.disputes[0].status is DisputeStatus.NOT_JUDGED
+    assert [r.code for r in verdict.reasons] == [Reason.GATE_ERROR] and not verdict.warnings
+
+
 @pytest.mark.parametrize("at_base", [False, None])
 def test_a_failing_item_that_is_no_oracle_item_at_base_stays_oracle_failed(at_base):
     verdict = decide(facts(ORACLE, disputes(Dispute(DISPUTED, REASON, at_base))))

@@ -290,6 +290,8 @@ def _dispute_status(dispute: Dispute, oracle: OracleFacts | None) -> tuple[Dispu
             if result.outcome is Outcome.PASSED:
                 return DisputeStatus.PASSES, ""
             return DisputeStatus.DISPUTED, failure_detail(result)
+    if oracle.error:  # the process ended early: the item may simply not have been reached
+        return DisputeStatus.NOT_JUDGED, ""
     return DisputeStatus.NOT_RUN, ""
 
 
