@@ -207,8 +207,12 @@ def items_under(nodeid: str, ids: Iterable[str]) -> list[str]:
 
 
 def closest(nodeid: str, ids: Iterable[str]) -> str | None:
-    """The id a typo most likely meant."""
-    found = difflib.get_close_matches(nodeid, list(ids), n=1, cutoff=0.8)
+    """The id a typo most likely meant (among its file's ids, when it names a file
+    that has some: difflib over a whole large suite takes seconds)."""
+    ids = list(ids)
+    path = nodeid.split("::", 1)[0]
+    same_file = [n for n in ids if n.startswith(f"{path}::")]
+    found = difflib.get_close_matches(nodeid, same_file or ids, n=1, cutoff=0.8)
     return found[0] if found else None
 
 
