@@ -7,6 +7,8 @@ import datetime as dt
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from andgate import cli
 from andgate.authorship import sort_changes
@@ -456,3 +458,40 @@ def test_read_disputes_reads_head_and_refuses_a_symlink(tmp_path):
     assert problem == (
         f"{DISPUTES_PATH} (at {linked[:12]}): not a regular file; commit the disputes as a file"
     )
+
+
+# -- the property: a dispute never lifts anything ---------------------------------------------
+
+NODEIDS = [f"tests/oracles/test_o.py::test_{i}" for i in range(4)]
+
+
+@given(
+    outcomes=st.lists(st.sampled_from(list(Outcome)), min_size=4, max_size=4),
+    missing=st.sets(st.sampled_from(NODEIDS)),
+    entries=st.lists(
+        st.tuples(
+            st.sampled_from([*NODEIDS, "tests/test_u.py::test_u"]),
+            st.sampled_from([True, False, None]),
+        ),
+        unique_by=lambda e: e[0],
+    ),
+    problem=st.booleans(),
+)
+def test_disputes_only_rename_oracle_failures_or_block_more(outcomes, missing, entries, problem):
+    results = tuple(
+        ItemResult(n, o) for n, o in zip(NODEIDS, outcomes, strict=True) if n not in missing
+    )
+    oracle = OracleFacts(results=results, pinned_missing=tuple(sorted(missing)))
+    entries_ = tuple(Dispute(n, REASON, at_base) for n, at_base in entries)
+    with_ = decide(facts(oracle, disputes(*entries_, problem="bad file" if problem else None)))
+    without = decide(facts(oracle, None))
+    if problem:  # a malformed file can only add a block
+        assert not with_.allowed and not with_.bits[Bit.ORACLE]
+        return
+    assert with_.decision == without.decision and with_.bits == without.bits
+    oracle_codes = {Reason.ORACLE_FAILED, Reason.ORACLE_DISPUTED}
+    assert sum(r.code in oracle_codes for r in with_.reasons) == sum(
+        r.code is Reason.ORACLE_FAILED for r in without.reasons
+    )
+    renamed = {r.detail.split()[0] for r in with_.reasons if r.code is Reason.ORACLE_DISPUTED}
+    assert renamed <= {n for n, at_base in entries if at_base}
