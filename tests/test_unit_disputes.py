@@ -400,9 +400,13 @@ def test_the_disputes_file_may_not_be_a_trust_file(path):
         (["dispute"], "give NODEID and --reason TEXT"),
         (["dispute", DISPUTED], "give NODEID and --reason TEXT"),
         (["dispute", "--list", DISPUTED], "--list takes no NODEID"),
+        (["dispute", DISPUTED, "--reason", " "], "--reason is empty"),
+        (["dispute", DISPUTED, "--reason", "a\x1b[2Jb"], "holds a control character"),
+        (["dispute", DISPUTED, "--reason", "x" * 2001], "--reason has 2001 characters"),
     ],
 )
-def test_dispute_arguments_are_checked_in_one_line(argv, says, capsys):
+def test_dispute_arguments_are_checked_in_one_line(argv, says, capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # no repository needed to refuse bad input
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1

@@ -69,7 +69,8 @@ def run_dispute_add(
 ) -> int:
     def add() -> int:
         try:
-            return _add(open_repo(repo), nodeid, reason, base, manifest, timeout)
+            new = _checked_input(nodeid, reason)  # before anything else, a repository too
+            return _add(open_repo(repo), new, base, manifest, timeout)
         except Refused as exc:
             print(f"andgate dispute: {exc}", file=sys.stderr)
             return DisputeExit.REFUSED
@@ -95,10 +96,7 @@ def choose_base(git: Git, ref: str | None) -> Base:
 # -- add ----------------------------------------------------------------------------------
 
 
-def _add(
-    git: Git, nodeid: str, reason: str, base_ref: str | None, manifest: str, timeout: float
-) -> int:
-    new = _checked_input(nodeid, reason)
+def _add(git: Git, new: DisputeEntry, base_ref: str | None, manifest: str, timeout: float) -> int:
     base = choose_base(git, base_ref)
     config = load_base_config(git, base.sha, manifest)
     path = config.manifest.disputes_file
@@ -125,6 +123,8 @@ def _checked_input(nodeid: str, reason: str) -> DisputeEntry:
         raise BadInput(
             "dispute: --reason is empty; say which part of the specification the test contradicts"
         )
+    if not nodeid.isprintable() or any(not (c.isprintable() or c in "\n\t") for c in reason):
+        raise BadInput("dispute: NODEID or --reason holds a control character; write plain text")
     if len(reason) > MAX_REASON:
         raise BadInput(
             f"dispute: --reason has {len(reason)} characters; keep it under {MAX_REASON}"
