@@ -92,6 +92,10 @@ def sort_changes(
             oracle.add(path)
         elif is_trust_root(path, manifest, config_differs):
             trust_root.add(path)
+        elif path == manifest.disputes_file:
+            # The change's own disputes: neither production nor trust root (contract
+            # section 4), so disputing an oracle never makes a change "mixed".
+            tests.add(path)
         elif manifest.production_globs:
             if matches(path, manifest.production_globs):
                 production.add(path)

@@ -20,6 +20,7 @@ import traceback
 
 from andgate.approvals import ReviewBinder, gather_approvals
 from andgate.config import BaseConfig, load_base_config
+from andgate.disputes import judged, read_disputes
 from andgate.errors import AndgateError, Interrupted, ManifestError
 from andgate.git import Change, Git
 from andgate.github import approved_logins, approves_head
@@ -35,7 +36,7 @@ from andgate.phases.production import scan_change
 from andgate.phases.property import run_property_phase
 from andgate.phases.untrusted import run_untrusted_phase
 from andgate.protected import ProtectedReader
-from andgate.records import Finding, Warning_
+from andgate.records import Finding, Role, Warning_
 from andgate.refs import (
     refuse_empty_range,
     refuse_refs_other_than_the_event,
@@ -47,7 +48,7 @@ from andgate.run import fork_server_session, prestart_fork_server
 from andgate.runner_files import Snapshot
 from andgate.runner_files import restore as restore_runner_files
 from andgate.runner_files import take as snapshot_runner_files
-from andgate.state import CheckState
+from andgate.state import CheckState, RunName
 from andgate.verdict import Verdict, decide
 from andgate.worktree import scratch_dir, worktree_pool
 
@@ -104,6 +105,8 @@ def _gate(opts: CheckOptions, state: CheckState) -> None:
 def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
     base, head = _commits(git, opts, state)
     config = _base_config(git, opts, state, base)
+    disputes = read_disputes(git, base, head, config.manifest.disputes_file)
+    state.disputes, state.dispute_sources = disputes.facts, dict(disputes.sources)
     approvers = approved_logins(state.approvals)
     changes = git.diff_raw(base, head)
     differs = config_changes(
@@ -125,11 +128,23 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
         trees = (scratch, pool)
         ctx = plan_phases(git, opts, state, config, differs, trees, approved=bool(approvers))
         _run_phases(ctx, git, opts, changes)
+        base_oracle = _base_oracle_ids(state, ctx.plan.base_oracle_files)
+        state.disputes = judged(disputes.facts, base_oracle)
     state.annotate_junit()
     run_inventory_phase(
         state, config, changes, differs, scan, approved_by=approvers, today=opts.today,
         approved_head=approves_head(state.approvals),
     )  # fmt: skip
+
+
+def _base_oracle_ids(state: CheckState, base_oracle_files: tuple[str, ...]) -> set[str] | None:
+    """The oracle items base collected; None when its collection did not complete."""
+    run = state.runs.get(RunName.BASE_ORACLE)
+    if run is None:
+        return None if base_oracle_files else set()
+    if run.error:
+        return None
+    return {item.facts.nodeid for item in run.selected(Role.ORACLE)}
 
 
 def _commits(git: Git, opts: CheckOptions, state: CheckState) -> tuple[str, str]:

@@ -26,6 +26,7 @@ from andgate.exitcodes import (
     CheckExit,
     ClassifyExit,
     DemoExit,
+    DisputeExit,
     FreezeExit,
     HarvestExit,
     InitExit,
@@ -218,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_freeze(sub)
     _add_init(sub)
     _add_known_bad(sub)
+    _add_dispute(sub)
     return parser
 
 
@@ -399,6 +401,43 @@ def _add_init(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
         action="store_true",
         help="also write .github/workflows/andgate.yml (the secure pull-request workflow)",
     )
+    parser.add_argument(
+        "--agents",
+        metavar="FILE",
+        help="add a short block to the agent instruction file FILE (e.g. AGENTS.md): never "
+        "edit oracle tests; if one contradicts the task, run `andgate dispute` and stop",
+    )
+
+
+def _add_dispute(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "dispute",
+        help="say that an oracle test contradicts the specification (instead of editing it)",
+        description="Record in the disputes file (disputes_file of base's manifest, default "
+        ".andgate/disputes.yaml, in the working tree) that the oracle item NODEID contradicts "
+        "the specification, after checking that NODEID is exactly one oracle item collected "
+        "at base. Commit the file with the change: `andgate check` then blocks with "
+        "ORACLE_DISPUTED and shows the reason to the oracle's owner, who fixes the oracle or "
+        "rejects the dispute. Never edit an oracle test or its fixtures instead. Exit 0 "
+        "written or listed, 1 refused (not one oracle item at base, or disputed already), "
+        "2 could not run.",
+    )
+    parser.add_argument(
+        "nodeid", nargs="?", metavar="NODEID", help="the oracle item, as pytest prints it"
+    )
+    parser.add_argument(
+        "--reason", metavar="TEXT", help="which part of the specification it contradicts"
+    )
+    parser.add_argument("--list", action="store_true", help="show the disputes in the working tree")
+    parser.add_argument(
+        "--base",
+        metavar="REF",
+        help="the commit the change is based on (default: merge-base with the upstream "
+        "default branch, else HEAD)",
+    )
+    _add_repo(parser)
+    _add_manifest(parser)
+    _add_timeout(parser)
 
 
 def _add_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -675,7 +714,27 @@ def cmd_freeze(args: argparse.Namespace) -> int:
 def cmd_init(args: argparse.Namespace) -> int:
     from andgate.commands.init import run_init
 
-    return run_init(args.repo, manifest=args.manifest, github=args.github)
+    return run_init(args.repo, manifest=args.manifest, github=args.github, agents=args.agents)
+
+
+def cmd_dispute(args: argparse.Namespace) -> int:
+    from andgate.commands.dispute import run_dispute_add, run_dispute_list
+    from andgate.errors import BadInput
+
+    if args.list:
+        if args.nodeid or args.reason:
+            raise BadInput("dispute --list takes no NODEID or --reason; run it alone")
+        return run_dispute_list(args.repo, base=args.base, manifest=args.manifest)
+    if not args.nodeid or args.reason is None:
+        raise BadInput("dispute: give NODEID and --reason TEXT (or --list)")
+    return run_dispute_add(
+        args.repo,
+        args.nodeid,
+        args.reason,
+        base=args.base,
+        manifest=args.manifest,
+        timeout=args.timeout,
+    )
 
 
 def cmd_known_bad(args: argparse.Namespace) -> int:
@@ -704,6 +763,7 @@ COULD_NOT_RUN = {
     "freeze": FreezeExit.COULD_NOT_RUN,
     "init": InitExit.COULD_NOT_RUN,
     "known-bad": HarvestExit.COULD_NOT_RUN,  # MutantsExit.COULD_NOT_RUN is the same code
+    "dispute": DisputeExit.COULD_NOT_RUN,
 }
 
 COMMANDS = {
@@ -716,6 +776,7 @@ COMMANDS = {
     "freeze": cmd_freeze,
     "init": cmd_init,
     "known-bad": cmd_known_bad,
+    "dispute": cmd_dispute,
 }
 
 

@@ -71,3 +71,11 @@ class HarvestExit(enum.IntEnum):
 class MutantsExit(enum.IntEnum):
     DONE = 0  # survivors are findings, not failures
     COULD_NOT_RUN = 2
+
+
+class DisputeExit(enum.IntEnum):
+    """`andgate dispute`: writing or listing the change's oracle disputes."""
+
+    OK = 0  # the entry is written, or the disputes are listed
+    REFUSED = 1  # not exactly one oracle item at base, or disputed already
+    COULD_NOT_RUN = 2  # bad input, a malformed disputes file, no repository

@@ -22,8 +22,10 @@ SUMMARY_LIMIT = 900 * 1024  # GitHub refuses a step summary over 1 MiB
 REASONS_LIMIT = 64 * 1024
 DETAIL_LIMIT = 1000
 PLAIN_RE = re.compile(r"[A-Za-z0-9_.-]*")  # values safe in the one-line `name=value` form
-# What a reviewer must look at first: a failing oracle, then who changed trust roots.
+# What a reviewer must look at first: a disputed or failing oracle, then who changed
+# trust roots.
 PRIORITY = (
+    "ORACLE_DISPUTED",  # the change's own account of its block leads (contract section 4)
     "ORACLE_FAILED",
     "ORACLE_AUTHORSHIP",
     "TRUST_ROOT_CHANGED",

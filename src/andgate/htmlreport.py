@@ -69,6 +69,20 @@ class FreezeRow:
 
 
 @dataclass(frozen=True)
+class DisputeRow:
+    """An oracle test the change disputes: what base says, how it failed, and why the
+    change says it is wrong (the change's own words, escaped like everything else)."""
+
+    nodeid: str
+    status: str
+    reason: str
+    failure: str = ""
+    path: str = ""  # the test's file and first line at base, with its source
+    line: int = 0
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class HtmlReport:
     """Exactly what the page shows. `verdict` is the verdict.json payload."""
 
@@ -81,6 +95,8 @@ class HtmlReport:
     freezes: tuple[FreezeRow, ...] = ()
     case: str = ""  # "trust-root-only change", ...
     warnings: tuple[ReasonRow, ...] = ()
+    disputes: tuple[DisputeRow, ...] = ()
+    disputes_file: str = ""
 
     @property
     def decision(self) -> str:
@@ -140,6 +156,17 @@ def build_report(
             for f in freezes
         ),
         case=ctx.changes.case if ctx.changes else "",
+        disputes=tuple(_dispute_row(d, ctx.dispute_sources.get(d.nodeid)) for d in v.disputes),
+        disputes_file=ctx.disputes_file,
+    )
+
+
+def _dispute_row(dispute: Any, source: Any) -> DisputeRow:
+    row = DisputeRow(dispute.nodeid, dispute.status.value, dispute.reason, dispute.failure)
+    if source is None:
+        return row
+    return DisputeRow(
+        row.nodeid, row.status, row.reason, row.failure, source.path, source.line, source.text
     )
 
 
@@ -184,6 +211,7 @@ def render(report: HtmlReport) -> bytes:
         _banner(report),
         "<main>",
         _meta(report),
+        _disputes(report),
         _checks(report),
         _counts(report),
         _reasons(report),
@@ -244,6 +272,39 @@ def _by_bit(report: HtmlReport) -> dict[str | None, list[ReasonRow]]:
     for row in report.reasons:
         groups.setdefault(row.bit, []).append(row)
     return groups
+
+
+def _disputes(report: HtmlReport) -> str:
+    """First after the banner: the oracle tests the change disputes, for the owner."""
+    if not report.disputes:
+        return ""
+    out = [
+        f"<h2>Disputed oracle tests ({len(report.disputes)})</h2>",
+        "<p>The change says these oracle tests contradict the specification. Disputing "
+        "never lets a change in: it blocks until the oracle's owner decides.</p>",
+    ]
+    for d in report.disputes:
+        out.append(
+            f"<h3><code>{esc(d.nodeid)}</code> <span class='muted'>{esc(d.status)}</span></h3>"
+        )
+        if d.source:
+            out.append(
+                f"<p>Source at base: <code>{esc(d.path)}</code>, line {esc(d.line)}</p>"
+                f"<pre>{esc(d.source)}</pre>"
+            )
+        if d.failure:
+            out.append(f"<p>Failure: <code>{esc(d.failure)}</code></p>")
+        out.append(f"<p>The change's reason:</p><pre>{esc(d.reason)}</pre>")
+    if not any(d.status == "disputed" for d in report.disputes):
+        return "".join(out)
+    where = f"<code>{esc(report.disputes_file)}</code>" if report.disputes_file else "the file"
+    out.append(
+        "<p><strong>What the owner can do:</strong> if the oracle is wrong, fix it in a "
+        "follow-up change that an owner approves, then gate this change again (the dispute "
+        "is then moot: drop its entry). If the oracle is right, reject the dispute: the "
+        f"change must make the test pass and remove its entry from {where}.</p>"
+    )
+    return "".join(out)
 
 
 def _checks(report: HtmlReport) -> str:

@@ -353,6 +353,30 @@ def _lists_sources(data: Mapping[str, Any]) -> bool:
     return isinstance(approvals, Mapping) and "sources" in approvals
 
 
+def _check_disputes_file(
+    fields: Mapping[str, Any], classes: Mapping[str, Any], path: str, source: str
+) -> None:
+    """The disputes file is written by changes: it must not be a trust file, a folder a
+    lock or a replay reads, or Python that pytest could import."""
+    disputes = fields["disputes_file"]
+    trust_files = {
+        path,
+        fields["lock_file"],
+        classes["frozen_flake"]["freeze_file"],
+        classes["property"]["invariants_file"],
+    }
+    folders = (fields["fixtures_dir"], fields["known_bad_dir"])
+    if (
+        disputes in trust_files
+        or any(disputes == f or disputes.startswith(f.rstrip("/") + "/") for f in folders)
+        or PurePosixPath(disputes).suffix in (".py", ".ini", ".cfg", ".toml")
+    ):
+        raise ManifestError(
+            f"{source}: disputes_file {disputes!r} names a trust file or a file pytest reads; "
+            "give it a YAML file of its own, e.g. .andgate/disputes.yaml"
+        )
+
+
 def parse_manifest(text: bytes | str | None, path: str, source: str | None = None) -> Manifest:
     """Validate manifest text; `source` names it in messages (default: `path`)."""
     source = source or path
@@ -369,6 +393,7 @@ def parse_manifest(text: bytes | str | None, path: str, source: str | None = Non
     approvals = fields.pop("approvals")
     fields["production_scan_allow"] = fields.pop("production_scan")["allow"]
     _check_lock_outside_fixtures(fields["lock_file"], fields["fixtures_dir"], source)
+    _check_disputes_file(fields, classes, path, source)
     return Manifest(
         path=path,
         oracle=OracleClass(**classes["oracle"]),

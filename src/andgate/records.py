@@ -299,6 +299,54 @@ class FreezeFacts:
 
 
 @dataclass(frozen=True)
+class Dispute:
+    """One entry of the change's disputes file: an oracle item it says contradicts the
+    specification. `oracle_at_base`: the node id equals exactly one oracle item base
+    collected (None: base's oracle collection did not complete, so it is not judged)."""
+
+    nodeid: str
+    reason: str
+    oracle_at_base: bool | None = None
+    hint: str = ""  # why a node id is no oracle item (it names a file, a class, ...)
+
+
+@dataclass(frozen=True)
+class DisputeFacts:
+    """The disputes file read from head. A dispute can only block: `problem` (the file
+    is malformed) is a block, and no entry ever lifts a reason."""
+
+    path: str = ""
+    disputes: tuple[Dispute, ...] = ()
+    problem: str | None = None
+
+
+class DisputeStatus(enum.StrEnum):
+    DISPUTED = "disputed"  # the oracle item did not pass: ORACLE_DISPUTED
+    PASSES = "moot: the oracle item passes"
+    NOT_ORACLE = "moot: not an oracle item collected at base"
+    NOT_RUN = "moot: the oracle item did not run on head"
+    NOT_JUDGED = "not judged: the oracle phase did not complete"
+
+
+@dataclass(frozen=True)
+class DisputeOutcome:
+    """What the verdict made of one dispute (verdict.json `disputes`)."""
+
+    nodeid: str
+    reason: str
+    status: DisputeStatus
+    failure: str = ""  # how the oracle item failed, when it did
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "nodeid": self.nodeid,
+            "reason": self.reason,
+            "status": self.status.value,
+            "failure": self.failure,
+        }
+
+
+@dataclass(frozen=True)
 class Facts:
     """Everything the verdict depends on. None: that phase was never recorded."""
 
@@ -312,6 +360,7 @@ class Facts:
     freezes: FreezeFacts | None = None
     untrusted: ClassFacts | None = None
     discrimination: DiscriminationFacts | None = None
+    disputes: DisputeFacts | None = None  # None: no disputes file was read
     fail_closed_untrusted: bool = True
     warnings: tuple[Finding, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)

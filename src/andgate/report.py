@@ -19,6 +19,7 @@ import datetime as dt
 import errno
 import json
 import os
+import re
 import secrets
 import stat
 import xml.etree.ElementTree as ET
@@ -34,6 +35,7 @@ from andgate.records import (
     Bit,
     ChangeFacts,
     DiscriminationFacts,
+    DisputeStatus,
     Finding,
     PropertyFacts,
     ReplayFacts,
@@ -85,6 +87,9 @@ class ReportContext:
     patches: Mapping[str, str] = field(default_factory=dict)  # known-bad fixture texts
     freezes: Sequence[Any] = ()  # the live freeze.Freeze entries from base
     discrimination: DiscriminationFacts | None = None
+    # node id -> disputes.SourceAtBase: each disputed test as base has it
+    dispute_sources: Mapping[str, Any] = field(default_factory=dict)
+    disputes_file: str = ""
 
 
 @dataclass(frozen=True)
@@ -114,6 +119,7 @@ def verdict_payload(ctx: ReportContext) -> dict[str, Any]:
         "today": ctx.today.isoformat(),
         "approvals": [a.to_json() for a in ctx.approvals],
         "discrimination": _discrimination(ctx.discrimination),
+        "disputes": [d.to_json() for d in v.disputes],
     }
 
 
@@ -246,6 +252,7 @@ class SummaryMarkdown:
         lines.append(self._header(ctx))
         lines += [
             "",
+            *self._disputes(ctx),
             *self._reasons(ctx),
             *self._warnings(ctx),
             *self._ignored_reviews(ctx),
@@ -264,6 +271,27 @@ class SummaryMarkdown:
             if ctx.changes.approved_by:
                 parts.append(f"approved by {', '.join(ctx.changes.approved_by)}")
         return " · ".join(parts)
+
+    def _disputes(self, ctx: ReportContext) -> list[str]:
+        """First, when the change disputes oracle tests: each test, its source at base,
+        how it failed, the change's reason (inert, in a code block) and the way on."""
+        disputes = ctx.verdict.disputes
+        if not disputes:
+            return []
+        lines = [f"## Disputed oracle tests ({len(disputes)})", "", DISPUTES_INTRO, ""]
+        for dispute in disputes:
+            lines += [f"### {_code(dispute.nodeid)}: {dispute.status.value}", ""]
+            source = ctx.dispute_sources.get(dispute.nodeid)
+            if source is not None:
+                where = f"{_code(source.path)}, line {source.line}"
+                lines += [f"Source at base ({where}):", "", *_fenced(source.text, "python"), ""]
+            if dispute.failure:
+                lines += [f"Failure: {_code(dispute.failure)}", ""]
+            lines += ["The change's reason:", "", *_fenced(dispute.reason, "text"), ""]
+        if any(d.status is DisputeStatus.DISPUTED for d in disputes):
+            where = _code(ctx.disputes_file) if ctx.disputes_file else "the disputes file"
+            lines += [OWNER_WAY.format(file=where), ""]
+        return lines
 
     def _reasons(self, ctx: ReportContext) -> list[str]:
         reasons = ctx.verdict.reasons
@@ -338,11 +366,12 @@ def _grouped(findings: Sequence[Finding], *, bold: bool) -> list[str]:
     lines = []
     for code, group in by_code.items():
         label = f"**{code}**" if bold else code
+        shown = _code if code in INERT_CODES else _md
         if len(group) <= SUMMARY_PER_CODE:
-            lines += [f"- {label}: {_md(f.detail)}" for f in group]
+            lines += [f"- {label}: {shown(f.detail)}" for f in group]
             continue
         lines.append(f"- {label}: {len(group)} findings; the first {SUMMARY_PER_CODE}:")
-        lines += [f"  - {_md(f.detail)}" for f in group[:SUMMARY_PER_CODE]]
+        lines += [f"  - {shown(f.detail)}" for f in group[:SUMMARY_PER_CODE]]
         lines.append(f"  - … and {len(group) - SUMMARY_PER_CODE} more in verdict.json")
     return lines
 
@@ -350,6 +379,40 @@ def _grouped(findings: Sequence[Finding], *, bold: bool) -> list[str]:
 def _md(text: str) -> str:
     """Node ids and paths in code spans; keep one line per reason."""
     return text.replace("\n", " ").replace("|", "\\|")
+
+
+# Findings whose detail quotes the change's own prose (a dispute's reason): shown as
+# code, never as markup.
+INERT_CODES = frozenset({"ORACLE_DISPUTED", "DISPUTE_MOOT"})
+DISPUTES_INTRO = (
+    "The change says these oracle tests contradict the specification. Disputing never "
+    "lets a change in: it blocks until the oracle's owner decides."
+)
+OWNER_WAY = (
+    "**What the owner can do:** if the oracle is wrong, fix it in a follow-up change that "
+    "an owner approves, then gate this change again (the dispute is then moot: drop its "
+    "entry). If the oracle is right, reject the dispute: the change must make the test "
+    "pass and remove its entry from {file}."
+)
+
+
+def _ticks(text: str, least: int) -> str:
+    """A run of backticks longer than any in `text` (so `text` cannot close it)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(least, longest + 1)
+
+
+def _code(text: str) -> str:
+    """`text` as one inline code span: no markup, no HTML, one line."""
+    text = " ".join(text.split())
+    ticks = _ticks(text, 1)
+    return f"{ticks} {text} {ticks}" if "`" in text else f"{ticks}{text}{ticks}"
+
+
+def _fenced(text: str, language: str) -> list[str]:
+    """`text` as a fenced code block that no line of it can close."""
+    fence = _ticks(text, 3)
+    return [f"{fence}{language}", *text.splitlines(), fence]
 
 
 class HtmlPage:

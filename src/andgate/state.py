@@ -12,6 +12,7 @@ import datetime as dt
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from andgate.freeze import Freeze
 from andgate.github import Approval, IgnoredReview
@@ -21,6 +22,7 @@ from andgate.records import (
     ChangeFacts,
     ClassFacts,
     DiscriminationFacts,
+    DisputeFacts,
     Facts,
     Finding,
     FreezeFacts,
@@ -88,6 +90,8 @@ class CheckState:
     freezes: FreezeFacts | None = None
     untrusted: ClassFacts | None = None
     discrimination: DiscriminationFacts | None = None
+    disputes: DisputeFacts | None = None
+    dispute_sources: dict[str, Any] = field(default_factory=dict)  # disputes.SourceAtBase
     fail_closed_untrusted: bool = True
     # oracle files parametrised over production values (the production scan's
     # ORACLE_FROM_PRODUCTION): one that base cannot collect leaves head to decide
@@ -126,6 +130,7 @@ class CheckState:
             freezes=self.freezes,
             untrusted=self.untrusted,
             discrimination=self.discrimination,
+            disputes=self.disputes,
             fail_closed_untrusted=self.fail_closed_untrusted,
             warnings=tuple(self.warnings),
             counts=counts(self.inventory),
@@ -150,6 +155,8 @@ class CheckState:
             patches=self.patches,
             freezes=self.live_freezes,
             discrimination=self.discrimination,
+            dispute_sources=self.dispute_sources,
+            disputes_file=self.disputes.path if self.disputes else "",
         )
 
     def capture(self) -> None:

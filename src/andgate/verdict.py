@@ -17,9 +17,14 @@ from andgate.records import (
     ClassFacts,
     Decision,
     DiscriminationFacts,
+    Dispute,
+    DisputeFacts,
+    DisputeOutcome,
+    DisputeStatus,
     Facts,
     Finding,
     FreezeFacts,
+    ItemResult,
     KnownBadFacts,
     LockFacts,
     OracleFacts,
@@ -41,6 +46,7 @@ class Verdict:
     bits: Mapping[Bit, bool]
     warnings: tuple[Finding, ...]
     counts: Mapping[str, int]
+    disputes: tuple[DisputeOutcome, ...] = ()
 
     @property
     def allowed(self) -> bool:
@@ -113,26 +119,48 @@ def lock_findings(facts: LockFacts) -> list[Finding]:
     return [_f(Reason.LOCK_MISMATCH, d, Bit.LOCKS) for d in details]
 
 
-def _class_findings(
-    facts: ClassFacts, failed: Reason, bit: Bit, passing: set[Outcome]
-) -> list[Finding]:
+def _process_findings(facts: ClassFacts, bit: Bit) -> list[Finding]:
     found = [_f(Reason.GATE_ERROR, facts.error, bit)] if facts.error else []
     found += [_f(Reason.COLLECTION_ERROR, e, bit) for e in facts.collection_errors]
-    for result in facts.results:
-        if result.outcome not in passing:
-            detail = f"{result.nodeid} {result.outcome.value}"
-            lines = result.message.strip().splitlines()
-            if lines:
-                detail += f": {lines[-1][:200]}"
-            found.append(_f(failed, detail, bit))
     return found
 
 
-def oracle_findings(facts: OracleFacts) -> list[Finding]:
-    found = _class_findings(facts, Reason.ORACLE_FAILED, Bit.ORACLE, {Outcome.PASSED})
+def failure_detail(result: ItemResult) -> str:
+    """`<nodeid> <outcome>: <the message's last line>`: the subject comes first."""
+    detail = f"{result.nodeid} {result.outcome.value}"
+    lines = result.message.strip().splitlines()
+    if lines:
+        detail += f": {lines[-1][:200]}"
+    return detail
+
+
+def _class_findings(
+    facts: ClassFacts, failed: Reason, bit: Bit, passing: set[Outcome]
+) -> list[Finding]:
+    found = _process_findings(facts, bit)
+    found += [_f(failed, failure_detail(r), bit) for r in facts.results if r.outcome not in passing]
+    return found
+
+
+def oracle_findings(
+    facts: OracleFacts, disputed: Mapping[str, Dispute] | None = None
+) -> list[Finding]:
+    """An oracle item that does not pass is ORACLE_FAILED; one the change disputes
+    (`disputed`: oracle items at base) is ORACLE_DISPUTED instead, with the same bit."""
+    disputed = disputed or {}
+
+    def failed(nodeid: str, detail: str) -> Finding:
+        if nodeid in disputed:
+            return _f(Reason.ORACLE_DISPUTED, disputed_detail(detail, disputed[nodeid]), Bit.ORACLE)
+        return _f(Reason.ORACLE_FAILED, detail, Bit.ORACLE)
+
+    found = _process_findings(facts, Bit.ORACLE)
     found += [
-        _f(Reason.ORACLE_FAILED, f"{n} missing on head", Bit.ORACLE) for n in facts.pinned_missing
+        failed(r.nodeid, failure_detail(r))
+        for r in facts.results
+        if r.outcome is not Outcome.PASSED
     ]
+    found += [failed(n, f"{n} missing on head") for n in facts.pinned_missing]
     found += [_f(Warning_.ORACLE_SKIPPED, d) for d in facts.not_applicable]
     found += [_unpinned_finding(u) for u in facts.unpinned]
     if not facts.results and not facts.pinned_missing and not facts.error:
@@ -233,6 +261,84 @@ def discrimination_findings(facts: DiscriminationFacts) -> list[Finding]:
     return [_f(Warning_.AGENT_TESTS_DISCRIMINATE_NOTHING, detail)]
 
 
+# -- disputes (contract section 4) ------------------------------------------------------------
+
+REASON_SHOWN = 500  # characters of a dispute's reason in a one-line detail
+
+
+def escaped(text: str, limit: int = REASON_SHOWN) -> str:
+    """The change's text as one inert line: whitespace runs become one space, anything
+    unprintable (escape sequences, bidirectional overrides) is shown as its escape."""
+    words = " ".join(text.split())
+    shown = "".join(c if c.isprintable() else _escape_char(c) for c in words)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def _escape_char(char: str) -> str:
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def disputed_detail(failure: str, dispute: Dispute) -> str:
+    return f'{failure}; the change disputes this oracle: "{escaped(dispute.reason)}"'
+
+
+def judge_disputes(
+    facts: DisputeFacts, oracle: OracleFacts | None
+) -> tuple[list[Finding], tuple[DisputeOutcome, ...]]:
+    """Each dispute's status, and the findings only disputes make: a malformed file
+    blocks; a dispute of an item that passes or is no oracle item is DISPUTE_MOOT.
+    (ORACLE_DISPUTED for a failing item comes from `oracle_findings`.)"""
+    found = []
+    if facts.problem is not None:
+        found.append(_f(Reason.ORACLE_DISPUTED, facts.problem, Bit.ORACLE))
+    outcomes = []
+    for dispute in facts.disputes:
+        status, failure = _dispute_status(dispute, oracle)
+        outcomes.append(DisputeOutcome(dispute.nodeid, dispute.reason, status, failure))
+        moot = _moot_detail(dispute, status, facts.path)
+        if moot:
+            found.append(_f(Warning_.DISPUTE_MOOT, moot))
+    return found, tuple(outcomes)
+
+
+def _dispute_status(dispute: Dispute, oracle: OracleFacts | None) -> tuple[DisputeStatus, str]:
+    if dispute.oracle_at_base is False:
+        return DisputeStatus.NOT_ORACLE, ""
+    if oracle is None or dispute.oracle_at_base is None:
+        return DisputeStatus.NOT_JUDGED, ""
+    if dispute.nodeid in oracle.pinned_missing:
+        return DisputeStatus.DISPUTED, f"{dispute.nodeid} missing on head"
+    for result in oracle.results:
+        if result.nodeid == dispute.nodeid:
+            if result.outcome is Outcome.PASSED:
+                return DisputeStatus.PASSES, ""
+            return DisputeStatus.DISPUTED, failure_detail(result)
+    if oracle.error:  # the process ended early: the item may simply not have been reached
+        return DisputeStatus.NOT_JUDGED, ""
+    return DisputeStatus.NOT_RUN, ""
+
+
+def _moot_detail(dispute: Dispute, status: DisputeStatus, path: str) -> str | None:
+    where = f"; remove its entry from {path}" if path else ""
+    if status is DisputeStatus.PASSES:
+        return f"{dispute.nodeid} passes, so its dispute blocks nothing{where}"
+    if status is DisputeStatus.NOT_RUN:
+        return f"{dispute.nodeid} did not run on head (not applicable here){where}"
+    if status is DisputeStatus.NOT_ORACLE:
+        hint = f" ({dispute.hint})" if dispute.hint else ""
+        return (
+            f"{dispute.nodeid} is not an oracle item collected at base{hint}: a dispute names "
+            f"exactly one oracle item's node id (no globs, files, classes or prefixes){where}"
+        )
+    return None
+
+
+def _disputes_first(reasons: list[Finding]) -> tuple[Finding, ...]:
+    """ORACLE_DISPUTED first: the change's own account of its block leads."""
+    return tuple(sorted(reasons, key=lambda f: f.code is not Reason.ORACLE_DISPUTED))
+
+
 def _f(code: Reason | Warning_, detail: str, bit: Bit | None = None) -> Finding:
     return Finding(code, detail, bit)
 
@@ -247,10 +353,12 @@ def decide(facts: Facts) -> Verdict:
     if facts.manifest_error is not None:
         findings.append(_f(Reason.MANIFEST_INVALID, facts.manifest_error))
     findings += [_f(Reason.GATE_ERROR, e) for e in facts.gate_errors]
+    disputes = facts.disputes or DisputeFacts()
+    disputed = {d.nodeid: d for d in disputes.disputes if d.oracle_at_base}
     phases = (
         (facts.changes, Bit.AUTHORSHIP, authorship_findings),
         (facts.lock, Bit.LOCKS, lock_findings),
-        (facts.oracle, Bit.ORACLE, oracle_findings),
+        (facts.oracle, Bit.ORACLE, lambda oracle: oracle_findings(oracle, disputed)),
         (facts.known_bad, Bit.KNOWN_BAD, known_bad_findings),
         (facts.property, Bit.PROPERTY, property_findings),
         (facts.freezes, Bit.FREEZE, freeze_findings),
@@ -264,11 +372,18 @@ def decide(facts: Facts) -> Verdict:
         findings += untrusted_findings(facts.untrusted, facts.fail_closed_untrusted)
     if facts.discrimination is not None:
         findings += discrimination_findings(facts.discrimination)
-    reasons = tuple(f for f in findings if isinstance(f.code, Reason))
+    dispute_found, outcomes = judge_disputes(disputes, facts.oracle)
+    findings += dispute_found
+    reasons = _disputes_first([f for f in findings if isinstance(f.code, Reason)])
     warnings = tuple(f for f in findings if isinstance(f.code, Warning_))
     failed_bits = {f.bit for f in reasons}
     bits = {bit: bit in recorded and bit not in failed_bits for bit in Bit}
     allow = not reasons and all(bits.values())
     return Verdict(
-        Decision.ALLOW if allow else Decision.BLOCK, reasons, bits, warnings, dict(facts.counts)
+        Decision.ALLOW if allow else Decision.BLOCK,
+        reasons,
+        bits,
+        warnings,
+        dict(facts.counts),
+        outcomes,
     )

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from andgate import pytest_config
+from andgate.commands.agents import HINT as AGENTS_HINT
+from andgate.commands.agents import add_agent_block
 from andgate.commands.common import open_repo, plural, read_file
 from andgate.commands.freeze_edit import yaml_string
 from andgate.errors import AndgateError, ManifestError
@@ -90,7 +92,9 @@ def github_workflow() -> str:
     return (files("andgate") / "templates" / "github_workflow.yml").read_text(encoding="utf-8")
 
 
-def run_init(repo: Path, *, manifest: str = DEFAULT_MANIFEST, github: bool = False) -> int:
+def run_init(
+    repo: Path, *, manifest: str = DEFAULT_MANIFEST, github: bool = False, agents: str | None = None
+) -> int:
     git = open_repo(repo)
     root = git.repo
     survey = survey_repo(git)
@@ -102,6 +106,7 @@ def run_init(repo: Path, *, manifest: str = DEFAULT_MANIFEST, github: bool = Fal
     for rel, text in files.items():
         (created if _create(root, rel, text) else skipped).append(rel)
     print(_report(root, layout, survey, created, skipped), end="")
+    print(add_agent_block(root, agents, layout.manifest) if agents else AGENTS_HINT)
     return EXIT_OK
 
 

@@ -49,14 +49,10 @@ def run_oracle_phase(ctx: PhaseContext) -> None:
     state.oracle = oracle_facts(
         state.runs.get(RunName.ORACLE),
         state.runs.get(RunName.BASE_ORACLE),
-<<<<<<< HEAD
-        approved=ctx.approved,
-        on_base=_skips_on_base(ctx),
-        from_production=state.oracle_from_production,
-=======
         # an owner's review of an earlier commit does not cover what head collects
         approved=approves_head(state.approvals),
->>>>>>> github
+        on_base=_skips_on_base(ctx),
+        from_production=state.oracle_from_production,
     )
     order = {f.name: i for i, f in enumerate(ctx.config.known_bad)}
     state.replays.sort(key=lambda r: order.get(r.name, 0))

@@ -1,0 +1,205 @@
+"""`andgate dispute NODEID --reason TEXT` and `andgate dispute --list`: the sanctioned way
+for an agent (or anyone writing a change) to say that an oracle test contradicts the
+specification, instead of editing it (contract section 4, docs/disputes.md).
+
+The entry goes into the working tree's disputes file (`disputes_file` of base's manifest,
+where `check` reads it), only after the node id proved to be exactly one oracle item
+collected at base, with base's own trust config, in a temporary worktree. Nothing else
+is written. A dispute never lets a change in: `check` blocks with ORACLE_DISPUTED.
+
+Exit codes: 0 written or listed; 1 refused (not exactly one oracle item at base, or
+already disputed); 2 could not run (bad input, malformed disputes file, no repository).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from andgate.commands.common import collect_inventory, open_repo, plural, read_file, table
+from andgate.config import BaseConfig, load_base_config
+from andgate.disputes import (
+    MAX_REASON,
+    DisputeEntry,
+    DisputesFileError,
+    closest,
+    items_under,
+    parse_disputes,
+    with_entry,
+)
+from andgate.errors import AndgateError, BadInput, guarded
+from andgate.exitcodes import DisputeExit
+from andgate.git import Git
+from andgate.inventory import Record
+from andgate.records import TrustClass
+from andgate.refs import resolve_base
+from andgate.run import DEFAULT_TIMEOUT
+from andgate.verdict import escaped
+
+NEXT = (
+    "Commit the file with your change and stop: `andgate check` blocks it with "
+    "ORACLE_DISPUTED and shows your reason to the oracle's owner, who fixes the oracle "
+    "or rejects the dispute."
+)
+
+
+class Refused(AndgateError):
+    """The node id is not one oracle item at base, or is disputed already (exit 1)."""
+
+
+@dataclass(frozen=True)
+class Base:
+    sha: str
+    how: str  # how it was chosen, for the first line
+
+    def describe(self) -> str:
+        return f"base {self.sha[:12]} ({self.how})"
+
+
+def run_dispute_add(
+    repo: Path,
+    nodeid: str,
+    reason: str,
+    *,
+    base: str | None = None,
+    manifest: str,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> int:
+    def add() -> int:
+        try:
+            new = _checked_input(nodeid, reason)  # before anything else, a repository too
+            return _add(open_repo(repo), new, base, manifest, timeout)
+        except Refused as exc:
+            print(f"andgate dispute: {exc}", file=sys.stderr)
+            return DisputeExit.REFUSED
+
+    return guarded(add, DisputeExit.COULD_NOT_RUN)
+
+
+def run_dispute_list(repo: Path, *, base: str | None = None, manifest: str) -> int:
+    return guarded(lambda: _list(open_repo(repo), base, manifest), DisputeExit.COULD_NOT_RUN)
+
+
+def choose_base(git: Git, ref: str | None) -> Base:
+    """`--base`, else the merge-base with the upstream default branch (as `check`),
+    else HEAD: an agent's sandbox often has no remote."""
+    if ref:
+        return Base(git.resolve(ref, what="--base"), f"--base {ref}")
+    try:
+        return Base(resolve_base(git, None, "HEAD"), "merge-base with the upstream branch")
+    except AndgateError:
+        return Base(git.resolve("HEAD", what="HEAD"), "HEAD: no upstream branch; pass --base REF")
+
+
+# -- add ----------------------------------------------------------------------------------
+
+
+def _add(git: Git, new: DisputeEntry, base_ref: str | None, manifest: str, timeout: float) -> int:
+    base = choose_base(git, base_ref)
+    config = load_base_config(git, base.sha, manifest)
+    path = config.manifest.disputes_file
+    entries = _entries_in_worktree(git.repo, path)
+    if any(e.nodeid == new.nodeid for e in entries):
+        raise Refused(f"{path}: {new.nodeid} is disputed already; edit its reason there")
+    print(f"andgate dispute: {base.describe()}, disputes file {path} in the working tree")
+    record = _oracle_item_at(git, base, config, new.nodeid, timeout)
+    written = with_entry(entries, new)
+    if parse_disputes(written, path) != (*entries, new):  # never write what check would refuse
+        raise BadInput(f"{path}: andgate could not write this entry safely; edit the file by hand")
+    _write(git.repo, path, written)
+    print(f"andgate dispute: {path}: disputed the oracle item {record.facts.nodeid}")
+    print(f"  reason: {escaped(new.reason)}")
+    print(NEXT)
+    return DisputeExit.OK
+
+
+def _checked_input(nodeid: str, reason: str) -> DisputeEntry:
+    nodeid, reason = nodeid.strip(), reason.strip()
+    if not nodeid:
+        raise BadInput("dispute: NODEID is empty; give the oracle item's node id (path::test)")
+    if not reason:
+        raise BadInput(
+            "dispute: --reason is empty; say which part of the specification the test contradicts"
+        )
+    if not nodeid.isprintable() or any(not (c.isprintable() or c in "\n\t") for c in reason):
+        raise BadInput("dispute: NODEID or --reason holds a control character; write plain text")
+    if len(reason) > MAX_REASON:
+        raise BadInput(
+            f"dispute: --reason has {len(reason)} characters; keep it under {MAX_REASON}"
+        )
+    return DisputeEntry(nodeid, reason)
+
+
+def _oracle_item_at(
+    git: Git, base: Base, config: BaseConfig, nodeid: str, timeout: float
+) -> Record:
+    """The one oracle item base collects under this exact node id, else a refusal
+    that says what the id is instead."""
+    collected = collect_inventory(git, base.sha, config, dt.date.today(), timeout)
+    oracle = [r for r in collected.records if r.cls == TrustClass.ORACLE]
+    exact = [r for r in collected.records if r.facts.nodeid == nodeid]
+    if exact and exact[0].cls == TrustClass.ORACLE:
+        return exact[0]
+    at = f"at {base.describe()}"
+    if exact:
+        raise Refused(
+            f"{nodeid} is in the {exact[0].cls} class {at}, not an oracle item; only oracle "
+            "tests are disputed (fix or delete your own tests instead)"
+        )
+    ids = [r.facts.nodeid for r in oracle]
+    under = items_under(nodeid, ids)
+    if under:
+        raise Refused(
+            f"{nodeid} names {plural(len(under), 'oracle item')} {at}, e.g. {under[0]}; "
+            "a dispute names exactly one node id (no folders, files, classes or prefixes)"
+        )
+    errors = f" ({plural(len(collected.collection_errors), 'file')} failed to collect)"
+    example = closest(nodeid, ids) or (ids[0] if ids else "tests/oracles/test_x.py::test_y")
+    raise Refused(
+        f"{nodeid} is not a test collected {at}"
+        + (errors if collected.collection_errors else "")
+        + f"; give the node id pytest prints (`pytest --collect-only -q`), e.g. {example}"
+    )
+
+
+def _entries_in_worktree(root: Path, path: str) -> tuple[DisputeEntry, ...]:
+    try:
+        return parse_disputes(read_file(root, path), path)
+    except DisputesFileError as exc:
+        raise BadInput(f"{exc} (fix the file before adding to it)") from None
+
+
+def _write(root: Path, rel: str, text: str) -> None:
+    """Into the repository only, never through a symlink (a planted `.andgate` link)."""
+    target = root
+    for part in Path(rel).parts:
+        target = target / part
+        if target.is_symlink():
+            raise BadInput(f"{rel}: {target} is a symbolic link; andgate never writes through one")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.andgate-tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(target)
+
+
+# -- list ---------------------------------------------------------------------------------
+
+
+def _list(git: Git, base_ref: str | None, manifest: str) -> int:
+    base = choose_base(git, base_ref)
+    path = load_base_config(git, base.sha, manifest).manifest.disputes_file
+    text = read_file(git.repo, path)
+    if text is None:
+        print(f"andgate dispute --list: no disputes file at {path}: nothing is disputed")
+        return DisputeExit.OK
+    try:
+        entries = parse_disputes(text, path)
+    except DisputesFileError as exc:
+        raise BadInput(str(exc)) from None
+    print(f"andgate dispute --list: {path}, {plural(len(entries), 'dispute')}")
+    if entries:
+        rows = [("nodeid", "reason")] + [(e.nodeid, escaped(e.reason, 120)) for e in entries]
+        print("\n".join(table(rows)))
+    return DisputeExit.OK
