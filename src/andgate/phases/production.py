@@ -61,6 +61,8 @@ def scan_change(
             old=git.read_blob(base, c.old_path) if c.old_path else None,
             new=git.read_blob(head, c.new_path) if c.new_path else None,
             old_path=c.old_path if c.old_path != c.new_path else None,
+            old_mode=c.old_mode if c.old_path else None,
+            new_mode=c.new_mode if c.new_path else None,
         )
         for c in changes
         if (c.new_path or c.old_path) in production
