@@ -36,7 +36,7 @@ from typing import Any
 
 import pytest
 
-from andgate import redirect
+from andgate import isolation, redirect
 from andgate.classify import ItemFacts, Rules, classify_item
 from andgate.records import XDIST_COLLECTIONS_DIFFER, Role
 from andgate.shard import owns
@@ -49,8 +49,10 @@ SEVERITY = {"passed": 0, "skipped": 1, "failed": 2}
 
 
 def activate(spec_path: str) -> None:
-    """Called by the gate's bootstrap before pytest starts: imports of the project
-    go to this process's worktree."""
+    """Called by the gate's bootstrap before pytest starts, before any repository
+    code runs: nothing this process executes gains privileges (a setuid `sudo`),
+    and imports of the project go to this process's worktree."""
+    isolation.no_new_privs()
     redirect_imports(spec_path)
 
 

@@ -24,9 +24,10 @@ import re
 import sys
 import tokenize
 from collections import deque
-from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
+from typing import Any
 
 from andgate.paths import matches
 
@@ -570,7 +571,7 @@ WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]")
 HOOK_MARKERS = frozenset({"hookimpl", "hookspec"})
 
 
-class EvasionScanner(ast.NodeVisitor):
+class EvasionScanner:
     """What makes a test process run other code than the code under review, or
     pass for another reason than the code: a pytest hook or plugin registration in
     production code (loaded into every pytest process by an entry point), a write to
@@ -578,47 +579,42 @@ class EvasionScanner(ast.NodeVisitor):
     system path (`/etc/hosts` pointing a service at a stub). At import or in a
     function alike: either runs inside the test process."""
 
-    def __init__(self, tree: ast.Module, path: str) -> None:
-        self.names = Scanner(tree, path)  # its `dotted` resolves import aliases
+    def __init__(self, tree: ast.Module, names: Scanner) -> None:
+        self.names = names  # its `dotted` resolves the module's import aliases
         self.tree = tree
-        self.qualname: list[str] = []
+        self.qualname = ""
         self.hits: list[Hit] = []
 
     def run(self) -> list[Hit]:
-        self.visit(self.tree)
+        """One walk over every node, each with the qualified name of its scope."""
+        stack: list[tuple[ast.AST, str]] = [(self.tree, "")]
+        while stack:
+            node, self.qualname = stack.pop()
+            handler = EVASION_HANDLERS.get(type(node))
+            if handler is not None:
+                handler(self, node)
+            inner = self.qualname
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                inner = f"{inner}.{node.name}"
+            stack.extend((child, inner) for child in ast.iter_child_nodes(node))
         return self.hits
 
     def add(self, construct: Construct, detail: str, lines: frozenset[int]) -> None:
-        key = (construct.value, ".".join(self.qualname), detail)
-        self.hits.append(Hit(construct, detail, lines, key))
+        self.hits.append(Hit(construct, detail, lines, (construct.value, self.qualname, detail)))
 
     def dotted(self, node: ast.AST | None) -> str:
         return self.names.dotted(node) or ""
 
-    def nested(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
-        self.qualname.append(node.name)
-        self.generic_visit(node)
-        self.qualname.pop()
-
-    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if node.name.startswith("pytest_"):
             # the `def` line only: an edit inside a hook base already had is old
             self.add(Construct.PYTEST_PLUGIN, f"def {node.name}", frozenset({node.lineno}))
-        self.nested(node)
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # ast.NodeVisitor's naming
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.nested(node)
-
-    def visit_Assign(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
+    def assignment(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             for part in ast.walk(target):
                 self.assigned(part, node)
-        self.generic_visit(node)
-
-    visit_AugAssign = visit_AnnAssign = visit_Assign
 
     def assigned(self, target: ast.AST, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name) and target.id == "pytest_plugins":
@@ -631,22 +627,18 @@ class EvasionScanner(ast.NodeVisitor):
     def environ_item(self, target: ast.AST) -> bool:
         return isinstance(target, ast.Subscript) and self.dotted(target.value) in ENVIRON_MAPS
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        name = self.dotted(node)
-        if node.attr in HOOK_MARKERS and is_harness_module(name):
-            self.add(Construct.PYTEST_PLUGIN, name, node_lines(node))
-        self.generic_visit(node)
-
-    def visit_Name(self, node: ast.Name) -> None:
+    def reference(self, node: ast.Attribute | ast.Name) -> None:
+        """`pytest.hookimpl`, or `hookimpl` imported from pytest."""
+        if isinstance(node, ast.Attribute) and node.attr not in HOOK_MARKERS:
+            return
         name = self.dotted(node)
         if name.rpartition(".")[2] in HOOK_MARKERS and is_harness_module(name):
             self.add(Construct.PYTEST_PLUGIN, name, node_lines(node))
 
-    def visit_Call(self, node: ast.Call) -> None:
+    def call(self, node: ast.Call) -> None:
         construct = self.call_construct(node)
         if construct is not None:
             self.add(construct, short(node), node_lines(node))
-        self.generic_visit(node)
 
     def call_construct(self, node: ast.Call) -> Construct | None:
         func = node.func
@@ -708,6 +700,26 @@ class EvasionScanner(ast.NodeVisitor):
         return False
 
 
+EVASION_HANDLERS: dict[type[ast.AST], Callable[[EvasionScanner, Any], None]] = {
+    ast.FunctionDef: EvasionScanner.function,
+    ast.AsyncFunctionDef: EvasionScanner.function,
+    ast.Assign: EvasionScanner.assignment,
+    ast.AugAssign: EvasionScanner.assignment,
+    ast.AnnAssign: EvasionScanner.assignment,
+    ast.Attribute: EvasionScanner.reference,
+    ast.Name: EvasionScanner.reference,
+    ast.Call: EvasionScanner.call,
+}
+# Every evasion names one of these in its source: a module that holds none is not walked.
+EVASION_WORDS = re.compile(
+    r"pytest_|hook|environ|putenv|open|write_|touch|symlink_to|hardlink_to|shutil|rename"
+)
+
+
+def evasion_hits(tree: ast.Module, text: str, names: Scanner) -> list[Hit]:
+    return EvasionScanner(tree, names).run() if EVASION_WORDS.search(text) else []
+
+
 def keyword(node: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in node.keywords if k.arg == name), None)
 
@@ -716,7 +728,8 @@ def ast_hits(data: bytes, path: str) -> list[Hit] | None:
     tree = parse(data)
     if tree is None:
         return None
-    return Scanner(tree, path).run() + EvasionScanner(tree, path).run()
+    scanner = Scanner(tree, path)
+    return scanner.run() + evasion_hits(tree, decode(data), scanner)
 
 
 # -- the bytes scan, for a .py that does not parse --------------------------------------------
