@@ -81,6 +81,11 @@ PR_SET_CHILD_SUBREAPER = 36
 # CI credentials that test code must never see (contract section 4), plus the
 # manifest's `scrub_env` globs.
 SCRUBBED_ENV = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_*", "INPUT_*", "ANDGATE_*")
+# pytest configuration from the environment: a run reads the worktree's config file
+# only (contract section 4; a CI step before andgate's controls the environment).
+PYTEST_ENV_CONFIG = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")
+# Processes whose passes count: only the plugins base declares load there.
+TRUSTED_ROLES = frozenset({Role.ORACLE, Role.PROPERTY})
 KILL_WAIT = 30.0
 # pytest exit codes (pytest.ExitCode), kept numeric so results files stay plain JSON.
 EXIT_INTERNAL_ERROR, EXIT_USAGE_ERROR, EXIT_NO_TESTS = 3, 4, 5
@@ -95,6 +100,9 @@ class RunEnvironment:
     checkout: Path | None = None
     project: InstalledProject = field(default_factory=InstalledProject)
     scrub_env: tuple[str, ...] = ()
+    # The project's own `pytest11` entry points that base does not declare: never
+    # loaded by a trusted (oracle, property, replay) process (`project_plugins`).
+    head_only_plugins: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -167,6 +175,9 @@ def pytest_argv(
     argv = [f"--andgate-run={spec_path}", f"--rootdir={worktree}", "-c", str(config)]
     argv.append(f"--confcutdir={worktree}")
     argv += ["-p", "no:cacheprovider", "-rfE", "--continue-on-collection-errors"]
+    if request.role in TRUSTED_ROLES:
+        for name in request.environment.head_only_plugins:
+            argv += ["-p", f"no:{name}"]
     if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         argv += ["-p", "andgate.plugin"]
     if request.collect_only:
@@ -561,8 +572,8 @@ def run_parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
 
 def test_environment(scrub_globs: Sequence[str] = ()) -> dict[str, str]:
     """os.environ for a pytest process: no GIT_* variable, no CI credential, none
-    of the manifest's `scrub_env` names."""
-    patterns = (*SCRUBBED_ENV, *scrub_globs)
+    of the manifest's `scrub_env` names, no pytest configuration."""
+    patterns = (*SCRUBBED_ENV, *PYTEST_ENV_CONFIG, *scrub_globs)
     env = {k: v for k, v in clean_env().items() if not any(fnmatchcase(k, p) for p in patterns)}
     env.pop("LC_ALL", None)
     # Bytecode caches only save work (pytest's rewritten-assert caches above
