@@ -134,6 +134,7 @@ class Recorder:
         self.seeds: dict[str, list[Any]] = {}
         self.collection_errors: dict[str, str] = {}
         self.foreign: set[str] = set()
+        self.unscanned: list[dict[str, str]] = []
         # A file's items share its path: resolve it once (`Path.resolve` stats every
         # component; 51,524 items of packaging's test_version.py paid ~3 s for it).
         self.relative_paths: dict[str, str | None] = {}
@@ -292,6 +293,7 @@ class Recorder:
         for nodeid, message in worker["collection_errors"].items():
             self.collection_errors.setdefault(nodeid, message)
         self.foreign.update(worker["foreign"])
+        self.unscanned += worker.get("unscanned", [])
 
     def pytest_report_header(self, config: pytest.Config) -> str:
         seed = getattr(config.option, "hypothesis_seed", None)
@@ -308,6 +310,7 @@ class Recorder:
         if self.checkout:
             found = redirect.foreign_modules(self.checkout, str(self.root), self.project_names)
             self.foreign.update(found)
+        self.unscanned += redirect.unscanned_modules(str(self.root))
         if self.is_worker:
             self.config.workeroutput[WORKER_KEY] = json.dumps(self._worker_payload(), default=repr)
             return
@@ -322,6 +325,7 @@ class Recorder:
                 {"nodeid": k, "message": v} for k, v in self.collection_errors.items()
             ],
             "foreign_imports": sorted(self.foreign),
+            "unscanned_imports": self.unscanned,
             "hypothesis_seed": getattr(self.config.option, "hypothesis_seed", None),
             "pytest_version": pytest.__version__,
         }
@@ -340,6 +344,7 @@ class Recorder:
             "seeds": self.seeds,
             "collection_errors": self.collection_errors,
             "foreign": sorted(self.foreign),
+            "unscanned": self.unscanned,
         }
 
 

@@ -154,6 +154,9 @@ class RunResult:
     error: str | None = None
     log: Path | None = None
     junit: Path | None = None
+    # Modules imported from the worktree that are not a plain Python source file
+    # there: (module, path, target, why), see `redirect.unscanned_modules`.
+    unscanned: tuple[tuple[str, str, str, str], ...] = ()
 
     def selected(self, role: str) -> tuple[CollectedItem, ...]:
         return tuple(i for i in self.items if i.cls == role)
@@ -851,8 +854,18 @@ def _parse_results(text: str, base: dict[str, Any]) -> RunResult:
             "worktree, so it did not test head; install the project so that andgate can "
             "redirect it (pip install -e . or pip install .), or report the layout"
         )
+    unscanned = tuple(
+        (str(u["module"]), str(u["path"]), str(u["target"]), str(u["why"]))
+        for u in payload.get("unscanned_imports", ())
+    )
     return RunResult(
-        **base, items=items, reports=reports, seeds=seeds, collection_errors=errors, error=error
+        **base,
+        items=items,
+        reports=reports,
+        seeds=seeds,
+        collection_errors=errors,
+        error=error,
+        unscanned=unscanned,
     )
 
 
@@ -1036,6 +1049,7 @@ def merge_results(label: str, parts: Sequence[RunResult]) -> RunResult:
         seeds={k: v for p in parts for k, v in p.seeds.items()},
         collection_errors=tuple(e for p in parts for e in p.collection_errors),
         error="; ".join(errors) if errors else None,
+        unscanned=tuple(u for p in parts for u in p.unscanned),
     )
 
 
