@@ -132,3 +132,12 @@ def test_a_symlinked_module_is_named_by_the_scan_and_by_the_import_audit(sample)
     assert any("[symlink]" in d and d.startswith("minilib/text.py") for d in details), details
     assert any("process imported minilib.text from it" in d for d in details), details
     assert run.decision == "block"
+
+
+def test_a_shard_bundle_carries_the_unscanned_imports_to_combine() -> None:
+    import json
+
+    from andgate.bundle import run_from_json, run_to_json
+
+    run = run_with(LINK)
+    assert run_from_json(json.loads(json.dumps(run_to_json(run)))).unscanned == (LINK,)
