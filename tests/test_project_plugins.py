@@ -176,3 +176,51 @@ def test_the_plan_blocks_what_the_declaring_commit_does_not_declare() -> None:
     )
     assert head_only_plugins(declares, "base-sha", project) == ()  # type: ignore[arg-type]
     assert head_only_plugins(bare, "base-sha", InstalledProject()) == ()  # type: ignore[arg-type]
+
+
+# -- what the project's installed distribution puts into the environment ----------------
+
+
+def installed_dist(site: Path, files: dict[str, str]) -> None:
+    """A distribution `evdist` whose RECORD lists `files` (written into `site`)."""
+    info = site / "evdist-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: evdist\nVersion: 1.0\n")
+    for rel, text in files.items():
+        (site / rel).write_text(text, encoding="utf-8")
+    record = [f"{rel},," for rel in files] + ["evdist-1.0.dist-info/METADATA,,"]
+    (info / "RECORD").write_text("\n".join(record) + "\n")
+
+
+def test_startup_hooks_beyond_the_editable_hook_are_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from andgate.project_plugins import startup_hooks
+
+    installed_dist(
+        tmp_path,
+        {
+            "__editable__.evdist-1.0.pth": (
+                "import __editable___evdist_1_0_finder; __editable___evdist_1_0_finder.install()\n"
+            ),
+            "_evdist.pth": "/repo/src\n",
+            "evdist-extra.pth": "import os; os.environ['API_TOKEN'] = 'fake'\n",
+            "sitecustomize.py": "import os\n",
+        },
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = startup_hooks(["evdist"])
+    assert [f.split(" (", 1)[0] for f in found] == [
+        "evdist: evdist-extra.pth",
+        "evdist: sitecustomize.py",
+    ]
+
+
+def test_head_only_plugins_and_startup_hooks_are_production_suspicious() -> None:
+    from andgate.phases.production import ScanResult, with_installed_hooks
+
+    environment = RunEnvironment(head_only_plugins=("cheat",), startup_hooks=("evdist: x.pth",))
+    found = with_installed_hooks(ScanResult(suspicious=("scan",)), environment).suspicious
+    assert found[0] == "scan"
+    assert "pytest plugin 'cheat'" in found[1] and found[2].startswith("evdist: x.pth, installed")
+    assert with_installed_hooks(ScanResult(), RunEnvironment()) == ScanResult()

@@ -109,3 +109,46 @@ def blocked_plugins(installed: Mapping[str, str], declared: Declared) -> tuple[s
     """The installed entry points the trusted runs must not load: every one whose
     name and target base does not declare."""
     return tuple(sorted(n for n, t in installed.items() if (n, t) not in declared))
+
+
+STARTUP_MODULES = frozenset({"sitecustomize.py", "usercustomize.py"})
+# The standard editable hooks' `.pth` lines (setuptools, editables/hatchling): import
+# the finder module, and install it. Any other line Python runs at start-up is not one.
+EDITABLE_IMPORT = re.compile(
+    r"import\s+(?P<m>(?:__editable__|_editable_impl_)\w*)\s*(?:;\s*(?P=m)\.install\(\s*\)\s*)?"
+)
+
+
+def startup_hooks(distributions: Iterable[str]) -> list[str]:
+    """What the project's installed distributions run at interpreter start besides
+    the standard editable hook (contract section 4): a `.pth` file with a line that
+    imports anything but an editable finder, or a `sitecustomize`/`usercustomize`
+    module. Each: `<distribution>: <file> (why)`."""
+    found = []
+    for name in distributions:
+        try:
+            dist = metadata.distribution(name)
+            files = list(dist.files or ())
+        except (metadata.PackageNotFoundError, OSError, ValueError):
+            continue
+        for file in files:
+            why = _startup_hook(dist, file)
+            if why is not None:
+                found.append(f"{name}: {file} ({why})")
+    return found
+
+
+def _startup_hook(dist: metadata.Distribution, file: Any) -> str | None:
+    base = str(file).rsplit("/", 1)[-1]
+    if "/" not in str(file) and base in STARTUP_MODULES:
+        return "a start-up module Python imports in every process"
+    if not base.endswith(".pth"):
+        return None
+    try:
+        text = dist.locate_file(file).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(("import ", "import\t")) and not EDITABLE_IMPORT.fullmatch(line.strip()):
+            return f"a .pth file that runs code at start-up: {line.strip()[:60]}"
+    return None

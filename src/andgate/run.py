@@ -103,6 +103,9 @@ class RunEnvironment:
     # The project's own `pytest11` entry points that base does not declare: never
     # loaded by a trusted (oracle, property, replay) process (`project_plugins`).
     head_only_plugins: tuple[str, ...] = ()
+    # What the project's installed distributions run at start-up besides the standard
+    # editable hook (read while planning, before any test runs): PRODUCTION_SUSPICIOUS.
+    startup_hooks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

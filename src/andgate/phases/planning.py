@@ -18,6 +18,7 @@ from andgate.project_plugins import (
     blocked_plugins,
     declared_plugins,
     installed_plugins,
+    startup_hooks,
 )
 from andgate.run import RunEnvironment
 from andgate.seeds import default_hypothesis_seed
@@ -60,6 +61,7 @@ def plan_phases(
         project=project,
         scrub_env=config.manifest.scrub_env,
         head_only_plugins=head_only_plugins(git, head if approved else base, project),
+        startup_hooks=tuple(startup_hooks(project.distributions)),
     )
     seed = opts.hypothesis_seed
     state.property_seed = default_hypothesis_seed(base) if seed is None else seed

@@ -18,7 +18,7 @@ from andgate.authorship import sort_changes
 from andgate.config import BaseConfig
 from andgate.git import Change, Git
 from andgate.paths import ConfigChanges, matches
-from andgate.run import RunResult
+from andgate.run import RunEnvironment, RunResult
 from andgate.scan import (
     Construct,
     FileChange,
@@ -158,4 +158,24 @@ def with_unscanned_imports(
                 f"{path}: the {run.label} process imported {module} from it, {why}, leading "
                 f"to {target}: not the Python source the production scan read"
             ] = None
+    return replace(scan, suspicious=tuple(found))
+
+
+def with_installed_hooks(scan: ScanResult, environment: RunEnvironment) -> ScanResult:
+    """The scan's findings plus what the project's own installed distribution puts
+    into the environment beyond its packages and the standard editable hook
+    (contract section 4): a pytest plugin base does not declare (the trusted
+    processes ran without it), a `.pth` file that runs code, a start-up module."""
+    found = dict.fromkeys(scan.suspicious)
+    for name in environment.head_only_plugins:
+        found[
+            f"the project's installed distribution registers the pytest plugin {name!r} "
+            "(a pytest11 entry point) that base's build configuration does not declare; "
+            "the oracle, property and replay processes ran without it"
+        ] = None
+    for hook in environment.startup_hooks:
+        found[
+            f"{hook}, installed by the project's distribution, which may install only its "
+            "packages and the standard editable hook"
+        ] = None
     return replace(scan, suspicious=tuple(found))
