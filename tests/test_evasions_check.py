@@ -141,3 +141,36 @@ def test_a_shard_bundle_carries_the_unscanned_imports_to_combine() -> None:
 
     run = run_with(LINK)
     assert run_from_json(json.loads(json.dumps(run_to_json(run)))).unscanned == (LINK,)
+
+
+def test_the_last_phase_adds_unscanned_imports_and_installed_hooks_to_the_scan() -> None:
+    """The inventory phase, where authorship is decided, hands both to the verdict."""
+    import datetime as dt
+
+    from andgate.config import BaseConfig
+    from andgate.freeze import FreezeSet
+    from andgate.manifest import parse_manifest
+    from andgate.paths import ConfigChanges
+    from andgate.phases.inventory import run_inventory_phase
+    from andgate.run import RunEnvironment
+    from andgate.state import CheckState, RunName
+    from harness import MANIFEST
+
+    config = BaseConfig(
+        manifest=parse_manifest(MANIFEST.encode(), "tests/trust_manifest.yaml"),
+        freezes=FreezeSet("freeze.yaml"),
+        accepted=frozenset(),
+        invariants_found=True,
+        known_bad=(),
+    )
+    state = CheckState(environment=RunEnvironment(head_only_plugins=("cheat",)))
+    state.runs[RunName.ORACLE] = run_with(LINK)
+    touched = [Change("A", None, "src/pkg/core.py", "000000", "120000")]
+    today = dt.date(2026, 1, 1)
+    run_inventory_phase(
+        state, config, touched, ConfigChanges(), ScanResult(), approved_by=(), today=today
+    )
+    assert state.changes is not None
+    found = state.changes.suspicious
+    assert any("imported pkg.core" in f for f in found), found
+    assert any("pytest plugin 'cheat'" in f for f in found), found
