@@ -13,7 +13,15 @@ PACKAGE = Path(andgate.__file__).parent
 PURE = ("records", "verdict")
 FORBIDDEN_FOR_PURE = {"andgate.run", "andgate.git", "andgate.worktree", "subprocess"}
 # Loaded into the user's pytest process: pytest and the standard library only.
-IN_PYTEST_PROCESS = ("plugin", "classify", "shard", "redirect", "records", "forkserver")
+IN_PYTEST_PROCESS = (
+    "plugin",
+    "classify",
+    "shard",
+    "redirect",
+    "records",
+    "forkserver",
+    "isolation",
+)
 
 
 def imports_of(module: str) -> set[str]:

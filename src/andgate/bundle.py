@@ -114,6 +114,7 @@ def run_to_json(run: RunResult) -> dict[str, Any]:
         "seeds": {k: list(v) for k, v in run.seeds.items()},
         "collection_errors": [list(e) for e in run.collection_errors],
         "error": run.error,
+        "unscanned": [list(u) for u in run.unscanned],
     }
 
 
@@ -136,6 +137,9 @@ def run_from_json(data: Mapping[str, Any]) -> RunResult:
         seeds={str(k): tuple(v) for k, v in data["seeds"].items()},
         collection_errors=tuple((str(n), str(m)) for n, m in data["collection_errors"]),
         error=None if data["error"] is None else str(data["error"]),
+        unscanned=tuple(
+            (str(m), str(p), str(t), str(w)) for m, p, t, w in data.get("unscanned", ())
+        ),
     )
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+
+from andgate import writer
 
 SCHEMA = "andgate.killers/1"
 # An entry is three node ids; anything much larger was not written by andgate.
@@ -77,12 +78,11 @@ class KillerCache:
             return
         payload = json.dumps({"schema": SCHEMA, "killers": sorted(set(killers))[:3]})
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        except OSError:
+            folder = writer.open_folder(path.parent)
+        except (OSError, writer.RefusedPath):
             return
         try:
-            _replace_entry(folder, path.name, payload.encode())
+            writer.put(folder, path.name, payload.encode())
         except OSError:
             pass
         finally:
@@ -100,22 +100,6 @@ def _read_regular(path: Path, limit: int) -> bytes:
             return fh.read(limit + 1)
     finally:
         os.close(fd)
-
-
-def _replace_entry(folder: int, name: str, data: bytes) -> None:
-    tmp = f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        try:
-            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
-        except IsADirectoryError:
-            os.rmdir(name, dir_fd=folder)  # an empty folder in its place; a full one stays
-            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
-    except OSError:
-        os.unlink(tmp, dir_fd=folder)
-        raise
 
 
 class SharedKillers(KillerCache):

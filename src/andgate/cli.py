@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 
-from andgate import __version__
+from andgate import __version__, isolation
 from andgate.errors import Interrupted, guarded
 from andgate.exitcodes import (
     CheckExit,
@@ -795,6 +795,7 @@ def _tolerant_streams() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     _tolerant_streams()
     fix_mmap_threshold()  # large freed buffers go back to the system (glibc)
+    isolation.make_undumpable()  # test processes cannot trace or read the gate
     args = build_parser().parse_args(argv)
     # SIGTERM (CI cancelling a job) and SIGHUP (a closed terminal) clean up like Ctrl-C.
     caught = (signal.SIGTERM, signal.SIGHUP)

@@ -7,7 +7,6 @@ The manifest, freeze file, invariants and known-bad fixtures always come from
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -107,12 +106,12 @@ def known_bad_fixtures(git: Git, commit: str, folder: str) -> tuple[KnownBad, ..
 
 
 def runs_xdist(git: Git, *commits: str) -> bool:
-    """Whether the project's own pytest configuration at any of these commits (or
-    PYTEST_ADDOPTS) starts pytest-xdist workers."""
+    """Whether the project's own pytest configuration at any of these commits starts
+    pytest-xdist workers (PYTEST_ADDOPTS never reaches a run: `run.test_environment`)."""
     for commit in commits:
         roots = {e.path: e.sha for e in git.ls_tree(commit, CANDIDATES) if e.kind == "blob"}
         blobs = git.read_blobs(roots.values())
         files = {path: blobs.get(sha, b"") for path, sha in roots.items() if "/" not in path}
-        if tree_runs_xdist(files, os.environ.get("PYTEST_ADDOPTS", "")):
+        if tree_runs_xdist(files):
             return True
     return False

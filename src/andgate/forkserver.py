@@ -138,6 +138,12 @@ def _write(fd: int, message: dict[str, Any]) -> None:
 
 def serve(initial_path: list[str]) -> None:
     """The server's main loop (`initial_path`: sys.path before anything was imported)."""
+    from andgate import isolation
+
+    # Its children are test processes: none may attach to the server that forks the
+    # trusted runs, and none gains privileges (they set it again, as Popen's do).
+    isolation.make_undumpable()
+    isolation.no_new_privs()
     requests = os.dup(0)
     os.set_inheritable(requests, False)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -307,6 +313,9 @@ def _become_run(request: dict[str, Any], initial_path: list[str]) -> None:
     -P -c BOOTSTRAP` would be. Nothing of the run's repository has run yet."""
     import random
 
+    from andgate import isolation
+
+    isolation.make_dumpable()  # as after Popen's exec; the server stays undumpable
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)

@@ -39,7 +39,7 @@ from typing import Any
 
 import pytest
 
-from andgate import redirect
+from andgate import isolation, redirect
 from andgate.classify import ItemFacts, Rules, classify_item
 from andgate.records import XDIST_COLLECTIONS_DIFFER, Role
 from andgate.shard import owns
@@ -52,8 +52,10 @@ SEVERITY = {"passed": 0, "skipped": 1, "failed": 2}
 
 
 def activate(spec_path: str) -> None:
-    """Called by the gate's bootstrap before pytest starts: imports of the project
-    go to this process's worktree."""
+    """Called by the gate's bootstrap before pytest starts, before any repository
+    code runs: nothing this process executes gains privileges (a setuid `sudo`),
+    and imports of the project go to this process's worktree."""
+    isolation.no_new_privs()
     redirect_imports(spec_path)
 
 
@@ -139,6 +141,7 @@ class Recorder:
         self.seeds: dict[str, list[Any]] = {}
         self.collection_errors: dict[str, str] = {}
         self.foreign: set[str] = set()
+        self.unscanned: list[dict[str, str]] = []
         # A file's items share its path: resolve it once (`Path.resolve` stats every
         # component; 51,524 items of packaging's test_version.py paid ~3 s for it).
         self.relative_paths: dict[str, str | None] = {}
@@ -316,6 +319,7 @@ class Recorder:
         for nodeid, message in worker["collection_errors"].items():
             self.collection_errors.setdefault(nodeid, message)
         self.foreign.update(worker["foreign"])
+        self.unscanned += worker.get("unscanned", [])
 
     def pytest_report_header(self, config: pytest.Config) -> str:
         seed = getattr(config.option, "hypothesis_seed", None)
@@ -332,6 +336,7 @@ class Recorder:
         if self.checkout:
             found = redirect.foreign_modules(self.checkout, str(self.root), self.project_names)
             self.foreign.update(found)
+        self.unscanned += redirect.unscanned_modules(str(self.root))
         if self.is_worker:
             self.config.workeroutput[WORKER_KEY] = json.dumps(self._worker_payload(), default=repr)
             return
@@ -346,6 +351,7 @@ class Recorder:
                 {"nodeid": k, "message": v} for k, v in self.collection_errors.items()
             ],
             "foreign_imports": sorted(self.foreign),
+            "unscanned_imports": self.unscanned,
             "hypothesis_seed": getattr(self.config.option, "hypothesis_seed", None),
             "pytest_version": pytest.__version__,
         }
@@ -364,6 +370,7 @@ class Recorder:
             "seeds": self.seeds,
             "collection_errors": self.collection_errors,
             "foreign": sorted(self.foreign),
+            "unscanned": self.unscanned,
         }
 
 

@@ -3,7 +3,9 @@
 Never `known_bad_dir`: a fixture there is part of the trust root, and putting
 one there is an owner's change, reviewed as such. A folder andgate creates gets
 its own `.gitignore` (as the artifacts folder does), so proposals never show up
-in `git status` by accident.
+in `git status` by accident. The folder is claimed when the command starts, before
+any test runs, and written through its descriptor (`writer.Folder`): a symlink
+committed or planted anywhere below the repository's top is refused, never followed.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from andgate.commands.common import write_atomic
+from andgate import writer
 from andgate.errors import BadInput
 
 DEFAULT_OUT = "artifacts/known_bad_proposals"
+GITIGNORE = b"# written by andgate: proposals, not fixtures\n*\n"
 
 
 def proposals_folder(root: Path, out: Path | None, known_bad_dir: str) -> Path:
@@ -32,15 +35,16 @@ def proposals_folder(root: Path, out: Path | None, known_bad_dir: str) -> Path:
     return folder
 
 
-def open_folder(folder: Path) -> Path:
-    """Create the folder (with its own .gitignore when andgate made it)."""
-    if not folder.is_dir():
-        folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(folder / ".gitignore", b"# written by andgate: proposals, not fixtures\n*\n")
-    return folder
-
-
-def write(folder: Path, name: str, data: bytes) -> Path:
-    path = folder / name
-    write_atomic(path, data)
-    return path
+def claim(root: Path, folder: Path) -> writer.Folder:
+    """Open (or create, with its .gitignore) the folder, every level from the
+    repository's top without following a symlink."""
+    fresh = not os.path.lexists(folder)
+    try:
+        claimed = writer.Folder.claim(folder, anchor=root)
+    except writer.RefusedPath as exc:
+        raise BadInput(f"--out {folder}: {exc.at} is a symbolic link; pass a real folder") from exc
+    except OSError as exc:
+        raise BadInput(f"--out {folder}: cannot write there ({exc.strerror or exc})") from exc
+    if fresh:
+        claimed.put(".gitignore", GITIGNORE)
+    return claimed

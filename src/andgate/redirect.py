@@ -20,6 +20,7 @@ worktree, means the run did not test head, and the gate blocks.
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -140,6 +141,51 @@ def foreign_modules(checkout: str, worktree: str, names: Iterable[str]) -> list[
         if elsewhere or remap(file):
             found.append(f"{name} from {file}")
     return sorted(found)
+
+
+PYTHON_SOURCE = (".py", ".pyw")
+
+
+def unscanned_modules(worktree: str) -> list[dict[str, str]]:
+    """Modules this process imported from the worktree that are not a plain Python
+    source file there: one reached through a symlink (Python runs the link's target;
+    the production scan read the link), or a file of another kind (sourceless
+    bytecode, a text file a custom loader executed). Compiled extensions pass: the
+    scan names committed binaries, and generated ones are listed with their digests.
+    Each: module, path (worktree-relative), target (where the link leads:
+    worktree-relative, or absolute outside it) and why."""
+    roots = list(dict.fromkeys([os.path.abspath(worktree), os.path.realpath(worktree)]))
+    links: dict[str, bool] = {}
+    found = []
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not os.path.isabs(file):
+            continue
+        path = os.path.normpath(file)
+        root = next((r for r in roots if _inside(path, r) and path != r), None)
+        if root is None:
+            continue
+        why = _not_scanned_source(root, path, links)
+        if why is not None:
+            rel = os.path.relpath(path, root)
+            real = os.path.realpath(path)
+            inside = _inside(real, roots[-1])
+            target = os.path.relpath(real, roots[-1]) if inside else real
+            found.append({"module": name, "path": rel, "target": target, "why": why})
+    return sorted(found, key=lambda f: (f["path"], f["module"]))
+
+
+def _not_scanned_source(root: str, path: str, links: dict[str, bool]) -> str | None:
+    current = root
+    for part in os.path.relpath(path, root).split(os.sep):
+        current = os.path.join(current, part)
+        if current not in links:
+            links[current] = os.path.islink(current)
+        if links[current]:
+            return f"reached through the symlink {os.path.relpath(current, root)}"
+    if path.endswith(PYTHON_SOURCE) or path.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+        return None
+    return f"not a Python source file ({os.path.splitext(path)[1] or 'no suffix'})"
 
 
 def _from_checkout(name: str, module: Any, remap: Remap, audited: dict[str, Any]) -> bool:

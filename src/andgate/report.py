@@ -20,14 +20,13 @@ import errno
 import json
 import os
 import re
-import secrets
-import stat
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from andgate import writer
 from andgate.errors import AndgateError
 from andgate.git import Git
 from andgate.inventory import Record
@@ -518,19 +517,7 @@ def _read_marker(fd: int) -> frozenset[str] | None:
 
 def _regular_bytes(fd: int, name: str, limit: int) -> bytes | None:
     """The bytes of a small regular file in the folder, or None (never followed)."""
-    try:
-        file = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(file)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        return os.read(file, limit + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(file)
+    return writer.read_regular(fd, name, limit)
 
 
 def _exists(fd: int, name: str) -> bool:
@@ -542,19 +529,8 @@ def _exists(fd: int, name: str) -> bool:
 
 
 def _put(fd: int, name: str, data: bytes) -> None:
-    """Write `name` in the folder `fd` atomically: a temp file created exclusively,
-    then renamed over the entry (a planted symlink is replaced, never followed)."""
-    tmp = f".{name}.{secrets.token_hex(6)}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-    out = os.open(tmp, flags, 0o644, dir_fd=fd)
-    try:
-        with os.fdopen(out, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=fd)
-        raise
+    """Write `name` in the folder `fd` atomically, never through a symlink (`writer.put`)."""
+    writer.put(fd, name, data)
 
 
 def _top_names(fresh: bool, listed: frozenset[str]) -> list[str]:
@@ -615,8 +591,12 @@ def claim_artifacts(
     path = Path(os.path.abspath(path))
     _check_path(path, repo, git_dirs)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        parent = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        # Every folder between the repository's top and the artifacts folder is
+        # opened without following a symlink, so a link planted after the check
+        # above is refused too (`writer.open_folder`).
+        parent = writer.open_folder(path.parent, anchor=repo)
+    except writer.RefusedPath as exc:
+        raise _refused(path, f"{exc.at} is a symlink inside the repository") from exc
     except OSError as exc:
         raise _cannot_write(path, exc) from exc
     try:

@@ -90,6 +90,11 @@ SCRUBBED_ENV = (
     "ANDGATE_*",
     *HIDDEN_FROM_TESTS,
 )
+# pytest configuration from the environment: a run reads the worktree's config file
+# only (contract section 4; a CI step before andgate's controls the environment).
+PYTEST_ENV_CONFIG = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")
+# Processes whose passes count: only the plugins base declares load there.
+TRUSTED_ROLES = frozenset({Role.ORACLE, Role.PROPERTY})
 KILL_WAIT = 30.0
 # pytest exit codes (pytest.ExitCode), kept numeric so results files stay plain JSON.
 EXIT_INTERNAL_ERROR, EXIT_USAGE_ERROR, EXIT_NO_TESTS = 3, 4, 5
@@ -104,6 +109,12 @@ class RunEnvironment:
     checkout: Path | None = None
     project: InstalledProject = field(default_factory=InstalledProject)
     scrub_env: tuple[str, ...] = ()
+    # The project's own `pytest11` entry points that base does not declare: never
+    # loaded by a trusted (oracle, property, replay) process (`project_plugins`).
+    head_only_plugins: tuple[str, ...] = ()
+    # What the project's installed distributions run at start-up besides the standard
+    # editable hook (read while planning, before any test runs): PRODUCTION_SUSPICIOUS.
+    startup_hooks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -158,6 +169,9 @@ class RunResult:
     error: str | None = None
     log: Path | None = None
     junit: Path | None = None
+    # Modules imported from the worktree that are not a plain Python source file
+    # there: (module, path, target, why), see `redirect.unscanned_modules`.
+    unscanned: tuple[tuple[str, str, str, str], ...] = ()
 
     def selected(self, role: str) -> tuple[CollectedItem, ...]:
         return tuple(i for i in self.items if i.cls == role)
@@ -179,6 +193,9 @@ def pytest_argv(
     argv = [f"--andgate-run={spec_path}", f"--rootdir={worktree}", "-c", str(config)]
     argv.append(f"--confcutdir={worktree}")
     argv += ["-p", "no:cacheprovider", "-rfE", "--continue-on-collection-errors"]
+    if request.role in TRUSTED_ROLES:
+        for name in request.environment.head_only_plugins:
+            argv += ["-p", f"no:{name}"]
     if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         argv += ["-p", "andgate.plugin"]
     if request.collect_only:
@@ -589,8 +606,8 @@ def run_parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
 
 def test_environment(scrub_globs: Sequence[str] = ()) -> dict[str, str]:
     """os.environ for a pytest process: no GIT_* variable, no CI credential, none
-    of the manifest's `scrub_env` names."""
-    patterns = (*SCRUBBED_ENV, *scrub_globs)
+    of the manifest's `scrub_env` names, no pytest configuration."""
+    patterns = (*SCRUBBED_ENV, *PYTEST_ENV_CONFIG, *scrub_globs)
     env = {k: v for k, v in clean_env().items() if not any(fnmatchcase(k, p) for p in patterns)}
     env.pop("LC_ALL", None)
     # Bytecode caches only save work (pytest's rewritten-assert caches above
@@ -868,8 +885,18 @@ def _parse_results(text: str, base: dict[str, Any]) -> RunResult:
             "worktree, so it did not test head; install the project so that andgate can "
             "redirect it (pip install -e . or pip install .), or report the layout"
         )
+    unscanned = tuple(
+        (str(u["module"]), str(u["path"]), str(u["target"]), str(u["why"]))
+        for u in payload.get("unscanned_imports", ())
+    )
     return RunResult(
-        **base, items=items, reports=reports, seeds=seeds, collection_errors=errors, error=error
+        **base,
+        items=items,
+        reports=reports,
+        seeds=seeds,
+        collection_errors=errors,
+        error=error,
+        unscanned=unscanned,
     )
 
 
@@ -1053,6 +1080,7 @@ def merge_results(label: str, parts: Sequence[RunResult]) -> RunResult:
         seeds={k: v for p in parts for k, v in p.seeds.items()},
         collection_errors=tuple(e for p in parts for e in p.collection_errors),
         error="; ".join(errors) if errors else None,
+        unscanned=tuple(u for p in parts for u in p.unscanned),
     )
 
 

@@ -16,14 +16,18 @@ callers give it bytes and get findings back.
 from __future__ import annotations
 
 import ast
+import codecs
 import difflib
 import enum
+import io
 import re
 import sys
+import tokenize
 from collections import deque
-from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
+from typing import Any
 
 from andgate.paths import matches
 
@@ -39,6 +43,12 @@ class Construct(enum.StrEnum):
     SHADOWING_MODULE = "shadowing_module"
     IMPLICIT_IMPORT = "implicit_import"
     BINARY_FILE = "binary_file"
+    # Production-side evasions: what Python runs differs from what the scan read.
+    SOURCE_ENCODING = "source_encoding"
+    SYMLINK = "symlink"
+    PYTEST_PLUGIN = "pytest_plugin"
+    ENVIRONMENT_WRITE = "environment_write"
+    SYSTEM_FILE_WRITE = "system_file_write"
     GITATTRIBUTES = "gitattributes"
     ORACLE_LITERAL = "oracle_literal"
 
@@ -56,6 +66,11 @@ LABELS = {
     Construct.SHADOWING_MODULE: "module shadowing",
     Construct.IMPLICIT_IMPORT: "file Python or pytest imports implicitly",
     Construct.BINARY_FILE: "binary file",
+    Construct.SOURCE_ENCODING: "source-encoding declaration other than UTF-8",
+    Construct.SYMLINK: "symlink",
+    Construct.PYTEST_PLUGIN: "pytest hook or plugin registration",
+    Construct.ENVIRONMENT_WRITE: "write to the process environment",
+    Construct.SYSTEM_FILE_WRITE: "write to a system file",
     Construct.GITATTRIBUTES: ".gitattributes change",
     Construct.ORACLE_LITERAL: "literal from an oracle's expectations",
 }
@@ -70,6 +85,13 @@ class FileChange:
     old: bytes | None
     new: bytes | None
     old_path: str | None = None
+    # git's file modes (`100644`, `120000` for a symlink, whose bytes are its target)
+    old_mode: str | None = None
+    new_mode: str | None = None
+
+    @property
+    def is_symlink(self) -> bool:
+        return self.new is not None and self.new_mode == SYMLINK_MODE
 
     @property
     def path_is_new(self) -> bool:
@@ -142,6 +164,7 @@ BYTECODE_SUFFIXES = frozenset({".pyc", ".pyo"})
 EXTENSION_SUFFIXES = frozenset({".so", ".pyd", ".dll", ".dylib"})
 IMPLICIT_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
 PYTHON_SUFFIXES = frozenset({".py", ".pyw"})
+SYMLINK_MODE = "120000"
 BINARY_SNIFF = 8000  # git's heuristic: a NUL in the first 8000 bytes
 # Images and fonts whose bytes say what their name says: review tools show them, and
 # Python imports none of them. A `.png` that is really bytecode or a pickle is still binary.
@@ -175,8 +198,25 @@ def split_lines(text: str) -> list[str]:
     return lines[:-1] if lines and lines[-1] == "" else lines
 
 
+def source_encoding(data: bytes) -> str:
+    """The encoding Python reads a source file with: its BOM or `coding` declaration
+    (PEP 263), `utf-8` without one. A declaration Python refuses is reported as
+    `utf-8`: the file then does not import at all."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except (SyntaxError, LookupError):
+        return "utf-8"
+    return encoding
+
+
 def decode(data: bytes) -> str:
-    return data.decode("utf-8", "replace")
+    """The text as the interpreter reads it. A scan that decoded `# coding: utf-7`
+    as UTF-8 would count `+AAo-` (a line break in UTF-7) as part of one comment
+    line, and drop the constructs Python runs on the lines it makes."""
+    try:
+        return data.decode(source_encoding(data))
+    except (UnicodeDecodeError, LookupError):
+        return data.decode("utf-8", "replace")
 
 
 def added_lines(old: bytes | None, new: bytes) -> frozenset[int]:
@@ -515,9 +555,181 @@ def constant_value(node: ast.expr | None) -> tuple[str, object] | None:
     return None
 
 
+# -- production-side evasions: plugins, environment and system writes ------------------------
+
+ENVIRON_MAPS = frozenset({"os.environ", "os.environb"})
+ENVIRON_WRITERS = frozenset({"setdefault", "update", "__setitem__"})
+PUTENV = frozenset({"os.putenv"})
+OPENERS = frozenset({"open", "io.open", "codecs.open", "builtins.open"})
+PATH_WRITERS = frozenset({"write_text", "write_bytes", "touch", "symlink_to", "hardlink_to"})
+COPIERS = frozenset({"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.move", "os.rename"})
+WRITE_MODES = frozenset("wax+")
+WRITE_FLAGS = frozenset({"O_WRONLY", "O_RDWR", "O_APPEND", "O_CREAT", "O_TRUNC"})
+# Absolute paths every program may write: the null device and the standard streams.
+HARMLESS_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "nul"})
+WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]")
+HOOK_MARKERS = frozenset({"hookimpl", "hookspec"})
+
+
+class EvasionScanner:
+    """What makes a test process run other code than the code under review, or
+    pass for another reason than the code: a pytest hook or plugin registration in
+    production code (loaded into every pytest process by an entry point), a write to
+    `os.environ` (a made-up credential a test then finds) and a write to an absolute
+    system path (`/etc/hosts` pointing a service at a stub). At import or in a
+    function alike: either runs inside the test process."""
+
+    def __init__(self, tree: ast.Module, names: Scanner) -> None:
+        self.names = names  # its `dotted` resolves the module's import aliases
+        self.tree = tree
+        self.qualname = ""
+        self.hits: list[Hit] = []
+
+    def run(self) -> list[Hit]:
+        """One walk over every node, each with the qualified name of its scope."""
+        stack: list[tuple[ast.AST, str]] = [(self.tree, "")]
+        while stack:
+            node, self.qualname = stack.pop()
+            handler = EVASION_HANDLERS.get(type(node))
+            if handler is not None:
+                handler(self, node)
+            inner = self.qualname
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                inner = f"{inner}.{node.name}"
+            stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+        return self.hits
+
+    def add(self, construct: Construct, detail: str, lines: frozenset[int]) -> None:
+        self.hits.append(Hit(construct, detail, lines, (construct.value, self.qualname, detail)))
+
+    def dotted(self, node: ast.AST | None) -> str:
+        return self.names.dotted(node) or ""
+
+    def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if node.name.startswith("pytest_"):
+            # the `def` line only: an edit inside a hook base already had is old
+            self.add(Construct.PYTEST_PLUGIN, f"def {node.name}", frozenset({node.lineno}))
+
+    def assignment(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            for part in ast.walk(target):
+                self.assigned(part, node)
+
+    def assigned(self, target: ast.AST, stmt: ast.stmt) -> None:
+        if isinstance(target, ast.Name) and target.id == "pytest_plugins":
+            self.add(Construct.PYTEST_PLUGIN, short(stmt), node_lines(stmt))
+        elif self.environ_item(target) or (
+            isinstance(stmt, ast.AugAssign) and self.dotted(target) in ENVIRON_MAPS
+        ):
+            self.add(Construct.ENVIRONMENT_WRITE, short(stmt), node_lines(stmt))
+
+    def environ_item(self, target: ast.AST) -> bool:
+        return isinstance(target, ast.Subscript) and self.dotted(target.value) in ENVIRON_MAPS
+
+    def reference(self, node: ast.Attribute | ast.Name) -> None:
+        """`pytest.hookimpl`, or `hookimpl` imported from pytest."""
+        if isinstance(node, ast.Attribute) and node.attr not in HOOK_MARKERS:
+            return
+        name = self.dotted(node)
+        if name.rpartition(".")[2] in HOOK_MARKERS and is_harness_module(name):
+            self.add(Construct.PYTEST_PLUGIN, name, node_lines(node))
+
+    def call(self, node: ast.Call) -> None:
+        construct = self.call_construct(node)
+        if construct is not None:
+            self.add(construct, short(node), node_lines(node))
+
+    def call_construct(self, node: ast.Call) -> Construct | None:
+        func = node.func
+        name = self.dotted(func)
+        if name in PUTENV or (
+            isinstance(func, ast.Attribute)
+            and func.attr in ENVIRON_WRITERS
+            and self.dotted(func.value) in ENVIRON_MAPS
+        ):
+            return Construct.ENVIRONMENT_WRITE
+        if name.endswith("HookimplMarker") and any(
+            isinstance(a, ast.Constant) and a.value == "pytest" for a in node.args
+        ):
+            return Construct.PYTEST_PLUGIN
+        if self.writes_system_file(node, name):
+            return Construct.SYSTEM_FILE_WRITE
+        return None
+
+    def writes_system_file(self, node: ast.Call, name: str) -> bool:
+        func, args = node.func, node.args
+        if name in OPENERS or name == "os.open":
+            mode = args[1] if len(args) > 1 else keyword(node, "flags" if "os." in name else "mode")
+            return bool(args) and self.system_path(args[0]) and self.opens_for_writing(mode, name)
+        if name in COPIERS:
+            return len(args) > 1 and self.system_path(args[1])
+        if isinstance(func, ast.Attribute) and self.system_path(func.value):
+            if func.attr in PATH_WRITERS:
+                return True
+            if func.attr == "open":
+                return self.opens_for_writing(args[0] if args else keyword(node, "mode"), "open")
+        return False
+
+    def opens_for_writing(self, mode: ast.expr | None, opener: str) -> bool:
+        if opener == "os.open":
+            flags = ast.walk(mode) if mode is not None else ()
+            names = {getattr(n, "attr", None) or getattr(n, "id", "") for n in flags}
+            return bool(names & WRITE_FLAGS)
+        return (
+            isinstance(mode, ast.Constant)
+            and isinstance(mode.value, str)
+            and bool(WRITE_MODES & set(mode.value))
+        )
+
+    def system_path(self, node: ast.expr) -> bool:
+        """An absolute path written as a literal: `"/etc/hosts"`, `Path("/etc") / "hosts"`,
+        `os.path.join("/etc", "hosts")`, `Path("/etc/hosts")`."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+            absolute = text.startswith("/") or bool(WINDOWS_ABSOLUTE.match(text))
+            return absolute and text.lower() not in HARMLESS_FILES
+        if isinstance(node, ast.JoinedStr) and node.values:
+            return self.system_path(node.values[0])  # f"/etc/{name}"
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            return self.system_path(node.left)
+        if isinstance(node, ast.Call) and node.args:
+            callee = self.dotted(node.func)
+            if callee in ("pathlib.Path", "pathlib.PurePath", "os.path.join"):
+                return self.system_path(node.args[0])
+        return False
+
+
+EVASION_HANDLERS: dict[type[ast.AST], Callable[[EvasionScanner, Any], None]] = {
+    ast.FunctionDef: EvasionScanner.function,
+    ast.AsyncFunctionDef: EvasionScanner.function,
+    ast.Assign: EvasionScanner.assignment,
+    ast.AugAssign: EvasionScanner.assignment,
+    ast.AnnAssign: EvasionScanner.assignment,
+    ast.Attribute: EvasionScanner.reference,
+    ast.Name: EvasionScanner.reference,
+    ast.Call: EvasionScanner.call,
+}
+# Every evasion names one of these in its source: a module that holds none is not walked.
+EVASION_WORDS = re.compile(
+    r"pytest_|hook|environ|putenv|open|write_|touch|symlink_to|hardlink_to|shutil|rename"
+)
+
+
+def evasion_hits(tree: ast.Module, text: str, names: Scanner) -> list[Hit]:
+    return EvasionScanner(tree, names).run() if EVASION_WORDS.search(text) else []
+
+
+def keyword(node: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in node.keywords if k.arg == name), None)
+
+
 def ast_hits(data: bytes, path: str) -> list[Hit] | None:
     tree = parse(data)
-    return None if tree is None else Scanner(tree, path).run()
+    if tree is None:
+        return None
+    scanner = Scanner(tree, path)
+    return scanner.run() + evasion_hits(tree, decode(data), scanner)
 
 
 # -- the bytes scan, for a .py that does not parse --------------------------------------------
@@ -675,6 +887,68 @@ def moved_top_level(changes: Sequence[FileChange]) -> frozenset[str]:
     return frozenset(moved)
 
 
+def evasion_file_findings(change: FileChange) -> Iterator[ScanFinding]:
+    """A file Python reads otherwise than a reviewer does: a symlink (Python imports
+    its target, a diff shows a path), or a Python file that declares an encoding
+    other than UTF-8 (what review tools and this scan show is not what runs)."""
+    new, old = change.new, change.old
+    if new is None:
+        return
+    if change.is_symlink:
+        was_same_link = change.old_mode == SYMLINK_MODE and old == new and not change.path_is_new
+        if not was_same_link:
+            target = new.decode("utf-8", "backslashreplace")
+            yield ScanFinding(change.path, None, Construct.SYMLINK, f"a symlink to {target}")
+        return
+    if PurePosixPath(change.path).suffix not in PYTHON_SUFFIXES:
+        yield from shell_system_writes(change)
+        return
+    encoding = declared_encoding(new)
+    if encoding is not None and (old is None or declared_encoding(old) != encoding):
+        line = declaration_line(new)
+        yield ScanFinding(change.path, line, Construct.SOURCE_ENCODING, f"coding: {encoding}")
+
+
+SHELL_SUFFIXES = frozenset({".sh", ".bash", ".zsh", ".ksh"})
+# `>> /etc/hosts`, `tee -a /etc/hosts`, `cp stub /etc/resolv.conf` in a script
+SHELL_SYSTEM_WRITE = re.compile(
+    r"(?:>>?|\btee(?:\s+-a)?|\b(?:cp|mv|ln(?:\s+-s?f)?|install)\s+\S+)\s+['\"]?"
+    r"/(?:etc|usr|bin|sbin|lib|lib64|boot|root|var/lib|var/run|run)/"
+)
+
+
+def shell_system_writes(change: FileChange) -> Iterator[ScanFinding]:
+    """Added lines of a script (a test may run it) that write a system file."""
+    assert change.new is not None
+    is_script = PurePosixPath(change.path).suffix in SHELL_SUFFIXES or change.new.startswith(b"#!")
+    if not is_script or is_binary(change.new):
+        return
+    text = split_lines(change.new.decode("utf-8", "replace"))
+    for number in sorted(added_lines(change.old, change.new)):
+        line = text[number - 1]
+        match = SHELL_SYSTEM_WRITE.search(line)
+        if match and not line.lstrip().startswith("#"):
+            detail = line.strip()[:60]
+            yield ScanFinding(change.path, number, Construct.SYSTEM_FILE_WRITE, detail)
+
+
+def declared_encoding(data: bytes) -> str | None:
+    """The file's source encoding when it is not UTF-8 (or ASCII, which reads every
+    file it accepts exactly as UTF-8 does); None otherwise."""
+    encoding = source_encoding(data)
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return encoding
+    return None if name in ("utf-8", "utf-8-sig", "ascii") else encoding
+
+
+def declaration_line(data: bytes) -> int:
+    """Where PEP 263 puts the declaration: line 1, or line 2 below a `#!` line."""
+    first = data.split(b"\n", 1)[0]
+    return 1 if b"coding" in first else 2
+
+
 # -- the scan ------------------------------------------------------------------------------
 
 
@@ -682,6 +956,8 @@ def code_findings(change: FileChange) -> Iterator[ScanFinding]:
     """Constructs in the lines `change` adds to a Python file."""
     if change.new is None or PurePosixPath(change.path).suffix not in PYTHON_SUFFIXES:
         return
+    if change.is_symlink:
+        return  # its bytes are a path, reported as a symlink
     if is_binary(change.new):
         return  # reported as a binary file; Python would not import it
     added = added_lines(change.old, change.new)
@@ -745,6 +1021,7 @@ def scan_production(
             )
         )
         found.extend(code_findings(change))
+        found.extend(evasion_file_findings(change))
     return unique(f for f in found if not is_allowed(f, allow))
 
 

@@ -11,10 +11,10 @@ worktree of HEAD.
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from andgate import writer
 from andgate.classify import Rules, accepted_invariants
 from andgate.config import BaseConfig, load_base_config
 from andgate.errors import AndgateError
@@ -120,12 +120,10 @@ def _records(result: RunResult) -> tuple[Record, ...]:
     return tuple(sorted(records.values(), key=lambda r: r.facts.nodeid))
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace a file in one step, so an interrupted write leaves the old one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.andgate-tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+def write_atomic(path: Path, data: bytes, *, repo: Path) -> None:
+    """Replace a file in one step, so an interrupted write leaves the old one; never
+    through a symlink anywhere below the repository's top (`writer.write_file`)."""
+    writer.write_file(path, data, anchor=repo)
 
 
 def plural(count: int, word: str) -> str:

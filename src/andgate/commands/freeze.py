@@ -152,7 +152,7 @@ def _add(git: Git, new: NewFreeze, manifest: str, today: dt.date, timeout: float
     text = ff.text if ff.text is not None else NEW_FILE_HEADER
     written = add_entry(text, entry, ff.path)
     _verify_edit(ff, written, expect=(*ff.freezes.valid, _as_freeze(entry)))
-    write_atomic(git.repo / ff.path, written.encode("utf-8"))
+    write_atomic(git.repo / ff.path, written.encode("utf-8"), repo=git.repo)
     print(
         f"andgate freeze add: {ff.path}: froze {new.id!r} until {entry['expires']} "
         f"({plural(days, 'day')}), owner {new.owner}"
@@ -273,7 +273,7 @@ def _prune(root: Path, manifest: str, today: dt.date) -> int:
     indexes = [i for i, freeze_id in enumerate(_raw_ids(ff)) if freeze_id in gone]
     written = remove_entries(ff.text, indexes, ff.path)
     _verify_edit(ff, written, expect=tuple(f for f in ff.freezes.valid if f.id not in gone))
-    write_atomic(root / ff.path, written.encode("utf-8"))
+    write_atomic(root / ff.path, written.encode("utf-8"), repo=root)
     print(f"andgate freeze prune: removed {plural(len(expired), 'expired freeze')} from {ff.path}:")
     rows = [
         (f.id, f"expired {f.expires.isoformat()}", f"owner {f.owner}", f.reason) for f in expired

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from andgate import pytest_config
+from andgate import pytest_config, writer
 from andgate.commands.agents import HINT as AGENTS_HINT
 from andgate.commands.agents import add_agent_block
 from andgate.commands.common import open_repo, plural, read_file
@@ -134,16 +134,15 @@ def _create(root: Path, rel: str, text: str) -> bool:
     except UnicodeEncodeError:
         raise AndgateError(_cannot_create(rel, "its text is not UTF-8")) from None
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "xb") as fh:
-            fh.write(data)
+        with writer.Folder.claim(target.parent, anchor=root) as folder:
+            return writer.create_new(folder.fd, target.name, data)
+    except writer.RefusedPath as exc:
+        why = "a parent path is a file" if exc.at.is_file() else f"{exc.at} is a symlink"
+        raise AndgateError(_cannot_create(rel, why)) from None
     except FileExistsError:
-        if target.exists() or target.is_symlink():
-            return False
         raise AndgateError(_cannot_create(rel, "a parent path is a file")) from None
     except OSError as exc:
         raise AndgateError(_cannot_create(rel, exc.strerror or str(exc))) from exc
-    return True
 
 
 def _cannot_create(rel: str, why: str) -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from andgate import proposals
+from andgate import proposals, writer
 from andgate.cache import SharedKillers, default_cache_dir
 from andgate.commands.common import head_config, head_plan, open_repo, plural, table
 from andgate.config import BaseConfig
@@ -66,13 +66,17 @@ class Session:
     head: str
     config: BaseConfig
     out: Path
+    # claimed before any test runs, written at the end through its descriptor;
+    # None when the command writes nothing (`mutants` without `--write`)
+    folder: writer.Folder | None
 
 
-def _session(repo: Path, manifest: str, out: Path | None) -> Session:
+def _session(repo: Path, manifest: str, out: Path | None, *, writes: bool = True) -> Session:
     git = open_repo(repo)
     head, config = head_config(git, manifest)
     folder = proposals.proposals_folder(git.repo, out, config.manifest.known_bad_dir)
-    return Session(git, head, config, folder)
+    claimed = proposals.claim(git.repo, folder) if writes else None
+    return Session(git, head, config, folder, claimed)
 
 
 def _replayer(
@@ -306,13 +310,15 @@ def _harvested_json(result: Harvested) -> dict[str, Any]:
 
 
 def _write_harvest(summary: HarvestSummary) -> None:
-    folder = proposals.open_folder(summary.session.out)
-    for result in summary.of(Fate.KILLED):
-        proposals.write(folder, f"{result.fixture_name}.patch", result.patch)
-    for result in summary.of(Fate.MISSED):
-        proposals.write(folder, f"missed/{result.fixture_name}.patch", result.patch)
-    proposals.write(folder, "report.json", _json(summary.payload()))
-    proposals.write(folder, "report.md", summary.render_markdown().encode("utf-8"))
+    folder = summary.session.folder
+    assert folder is not None
+    with folder:
+        for result in summary.of(Fate.KILLED):
+            folder.put(f"{result.fixture_name}.patch", result.patch)
+        for result in summary.of(Fate.MISSED):
+            folder.put(f"missed/{result.fixture_name}.patch", result.patch)
+        folder.put("report.json", _json(summary.payload()))
+        folder.put("report.md", summary.render_markdown().encode("utf-8"))
 
 
 # -- mutants -------------------------------------------------------------------------------
@@ -340,7 +346,7 @@ def run_mutants(
     cache_dir: Path | None = None,
 ) -> int:
     started = time.monotonic()
-    session = _session(repo, manifest, out)
+    session = _session(repo, manifest, out, writes=write > 0)
     mutants = _mutants_at_head(session, paths)
     if not mutants:
         where = f" matching {' '.join(paths)}" if paths else ""
@@ -499,10 +505,12 @@ def _where(run: MutantRun) -> tuple[str, str, str]:
 
 
 def _write_mutants(summary: MutantsSummary, chosen: Sequence[MutantRun]) -> None:
-    folder = proposals.open_folder(summary.session.out)
-    for run in chosen:
-        proposals.write(folder, mutant_fixture_name(run.mutant), run.mutant.patch)
-    proposals.write(folder, "mutants.json", _json(summary.payload(chosen)))
+    folder = summary.session.folder
+    assert folder is not None
+    with folder:
+        for run in chosen:
+            folder.put(mutant_fixture_name(run.mutant), run.mutant.patch)
+        folder.put("mutants.json", _json(summary.payload(chosen)))
 
 
 def _md_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:

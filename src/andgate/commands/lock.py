@@ -62,7 +62,7 @@ def run_lock_update(repo: Path, *, manifest: str) -> int:
         return EXIT_MATCH
     old = locks.parse_lock(old_text, config.lock_file)
     facts = locks.compare(old, actual, config.fixtures_dir)
-    write_atomic(git.repo / config.lock_file, new_text)
+    write_atomic(git.repo / config.lock_file, new_text, repo=git.repo)
     print(
         f"andgate lock update: {'wrote' if old.exists else 'created'} {config.lock_file} "
         f"({plural(len(actual), 'file')} under {config.fixtures_dir})"

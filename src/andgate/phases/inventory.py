@@ -13,7 +13,7 @@ from andgate.freeze import freeze_facts
 from andgate.git import Change
 from andgate.inventory import build_inventory, ineffective_freezes, oracle_holders
 from andgate.paths import ConfigChanges
-from andgate.phases.production import ScanResult
+from andgate.phases.production import ScanResult, with_installed_hooks, with_unscanned_imports
 from andgate.state import CheckState, RunName
 
 
@@ -33,6 +33,9 @@ def run_inventory_phase(
         *(runs.get(n) for n in (RunName.UNTRUSTED, RunName.ORACLE, RunName.PROPERTY, RunName.FLAKE))
     )
     holders = oracle_holders(state.inventory, runs.get(RunName.BASE_ORACLE))
+    allow = config.manifest.production_scan_allow
+    scan = with_unscanned_imports(scan, runs.values(), changes, allow)
+    scan = with_installed_hooks(scan, state.environment)
     state.changes = sort_changes(
         changes,
         config.manifest,

@@ -8,16 +8,31 @@ from pathlib import Path
 
 from andgate.config import BaseConfig, runs_xdist
 from andgate.git import Git
-from andgate.installed import find_installed_project
+from andgate.installed import InstalledProject, find_installed_project
 from andgate.options import CheckOptions
 from andgate.paths import ConfigChanges
 from andgate.phases.context import PhaseContext
 from andgate.plan import make_plan
+from andgate.project_plugins import (
+    BUILD_FILES,
+    blocked_plugins,
+    declared_plugins,
+    installed_plugins,
+    startup_hooks,
+)
 from andgate.run import RunEnvironment
 from andgate.seeds import default_hypothesis_seed
 from andgate.state import CheckState
 from andgate.work import plan_work
 from andgate.worktree import WorktreePool
+
+
+def head_only_plugins(git: Git, declaring: str, project: InstalledProject) -> tuple[str, ...]:
+    """The project's installed `pytest11` entry points that `declaring` (base, or
+    head once an owner approved it) does not declare."""
+    files = {path: git.read_blob(declaring, path) for path in BUILD_FILES}
+    installed = installed_plugins(project.distributions)
+    return blocked_plugins(installed, declared_plugins(files)) if installed else ()
 
 
 def plan_phases(
@@ -40,10 +55,13 @@ def plan_phases(
     )  # fmt: skip
     work = plan_work(plan, config, opts.split, opts.combine)
     state.plan_digest, state.unit_names = work.digest, work.names
+    project = find_installed_project(git.repo, plan.head_paths)
     state.environment = RunEnvironment(
         checkout=git.repo,
-        project=find_installed_project(git.repo, plan.head_paths),
+        project=project,
         scrub_env=config.manifest.scrub_env,
+        head_only_plugins=head_only_plugins(git, head if approved else base, project),
+        startup_hooks=tuple(startup_hooks(project.distributions)),
     )
     seed = opts.hypothesis_seed
     state.property_seed = default_hypothesis_seed(base) if seed is None else seed

@@ -9,8 +9,8 @@ on base), base's oracle files and base's production code (for ORACLE_LITERAL).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import PurePosixPath
 
@@ -18,8 +18,12 @@ from andgate.authorship import sort_changes
 from andgate.config import BaseConfig
 from andgate.git import Change, Git
 from andgate.paths import ConfigChanges, matches
+from andgate.run import RunEnvironment, RunResult
 from andgate.scan import (
+    Construct,
     FileChange,
+    ScanFinding,
+    is_allowed,
     oracle_literals,
     oracle_parameters_from_production,
     scan_production,
@@ -67,6 +71,8 @@ def scan_change(
             old=git.read_blob(base, c.old_path) if c.old_path else None,
             new=git.read_blob(head, c.new_path) if c.new_path else None,
             old_path=c.old_path if c.old_path != c.new_path else None,
+            old_mode=c.old_mode if c.old_path else None,
+            new_mode=c.new_mode if c.new_path else None,
         )
         for c in changes
         if (c.new_path or c.old_path) in production
@@ -132,3 +138,50 @@ def _packages(paths: Iterable[str]) -> frozenset[str]:
         elif len(parts) == 3 and parts[0] == "src" and parts[2] == "__init__.py":
             names.add(parts[1])
     return frozenset(names)
+
+
+def with_unscanned_imports(
+    scan: ScanResult,
+    runs: Iterable[RunResult],
+    changes: Iterable[Change],
+    allow: Mapping[str, frozenset[Construct]],
+) -> ScanResult:
+    """The scan's findings plus each module a run imported from its worktree that
+    the scan did not read as Python source (a symlink, a file of another kind;
+    `redirect.unscanned_modules`) when the change touched it or what it leads to:
+    what is imported must be what was scanned. An owner's `symlink` allow entry for
+    the path covers a link, as it covers the scan's own finding."""
+    changed = {p for c in changes for p in c.paths}
+    found = dict.fromkeys(scan.suspicious)
+    for run in runs:
+        for module, path, target, why in run.unscanned:
+            if path not in changed and target not in changed:
+                continue
+            finding = ScanFinding(path, None, Construct.SYMLINK, why)
+            if why.startswith("reached through") and is_allowed(finding, allow):
+                continue
+            found[
+                f"{path}: the {run.label} process imported {module} from it, {why}, leading "
+                f"to {target}: not the Python source the production scan read"
+            ] = None
+    return replace(scan, suspicious=tuple(found))
+
+
+def with_installed_hooks(scan: ScanResult, environment: RunEnvironment) -> ScanResult:
+    """The scan's findings plus what the project's own installed distribution puts
+    into the environment beyond its packages and the standard editable hook
+    (contract section 4): a pytest plugin base does not declare (the trusted
+    processes ran without it), a `.pth` file that runs code, a start-up module."""
+    found = dict.fromkeys(scan.suspicious)
+    for name in environment.head_only_plugins:
+        found[
+            f"the project's installed distribution registers the pytest plugin {name!r} "
+            "(a pytest11 entry point) that base's build configuration does not declare; "
+            "the oracle, property and replay processes ran without it"
+        ] = None
+    for hook in environment.startup_hooks:
+        found[
+            f"{hook}, installed by the project's distribution, which may install only its "
+            "packages and the standard editable hook"
+        ] = None
+    return replace(scan, suspicious=tuple(found))
