@@ -3,8 +3,9 @@
 Every test runs with HOME, XDG folders and TMPDIR in its own temp folder, so git
 never reads or writes the developer's config, nothing a run leaves in the system
 temp folder can reach another run (the suite passes on a machine where it never
-ran), and no approval is inherited from the environment. Repositories are built from the tests' own sample project
-(`tests/resources/minilib/`, see `harness.py`), not the demo's.
+ran), and no approval is inherited from the environment. Repositories are built
+from the tests' own sample project (`tests/resources/minilib/`, see `harness.py`),
+not the demo's.
 """
 
 from __future__ import annotations

@@ -17,9 +17,11 @@ from __future__ import annotations
 import hashlib
 import traceback
 
+from andgate.adoption import config_source
 from andgate.approvals import gather_approvals
 from andgate.config import BaseConfig, load_base_config
 from andgate.errors import AndgateError, Interrupted, ManifestError
+from andgate.generated import read_generated
 from andgate.git import Change, Git
 from andgate.github import approved_logins
 from andgate.locks import lock_facts
@@ -85,24 +87,29 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
     base, head = _commits(git, opts, state)
     config = _base_config(git, opts, state, base)
     approvers = approved_logins(state.approvals)
+    # Read before any test runs; carried into every worktree but base's.
+    generated = read_generated(git, config.manifest.generated_files, head)
+    state.generated = tuple((f.path, f.sha256) for f in generated.files)
+    # An adopting change is judged by its own trust files, as an approved one is.
+    trusts_head = bool(approvers) or state.adopting
     changes = git.diff_raw(base, head)
     differs = config_changes(
         changes, lambda p: git.read_blob(base, p), lambda p: git.read_blob(head, p)
     )
     with (
         scratch_dir() as scratch,
-        worktree_pool(git, scratch / "worktrees") as pool,
+        worktree_pool(git, scratch / "worktrees", generated, never_into=(base,)) as pool,
         fork_server_session(),
     ):
         if opts.combine is None:  # pytest imports meanwhile; no repository code runs
             prestart_fork_server(config.manifest.scrub_env, scratch)
-        scan = scan_change(git, base, head, changes, config, differs)  # before any test runs
+        scan = scan_change(git, base, head, changes, config, differs, generated)  # before tests
         state.warnings += [
             Finding(Warning_.ORACLE_FROM_PRODUCTION, d) for d in scan.oracle_from_production
         ]
-        state.lock = lock_facts(git, base, head, config.manifest, approved=bool(approvers))
+        state.lock = lock_facts(git, base, head, config.manifest, approved=trusts_head)
         trees = (scratch, pool)
-        ctx = plan_phases(git, opts, state, config, differs, trees, approved=bool(approvers))
+        ctx = plan_phases(git, opts, state, config, differs, trees, approved=trusts_head)
         _run_phases(ctx, git, opts, changes)
     state.annotate_junit()
     run_inventory_phase(
@@ -124,15 +131,22 @@ def _commits(git: Git, opts: CheckOptions, state: CheckState) -> tuple[str, str]
 
 
 def _base_config(git: Git, opts: CheckOptions, state: CheckState, base: str) -> BaseConfig:
-    """The manifest and what it names, read from base; the approvals it accepts."""
-    state.manifest_digest = hashlib.sha256(git.read_blob(base, opts.manifest) or b"").hexdigest()
-    config = load_base_config(git, base, opts.manifest)
+    """The manifest and what it names, read from base (from head when the change
+    adopts andgate); the approvals it accepts (none when adopting)."""
+    source = config_source(git, base, state.head or "", opts.manifest)
+    state.adopting = source.adopting
+    if (adopting := source.warning()) is not None:
+        state.warnings.append(adopting)
+    at = source.config_commit
+    state.manifest_digest = hashlib.sha256(git.read_blob(at, opts.manifest) or b"").hexdigest()
+    config = load_base_config(git, at, opts.manifest)
     state.fail_closed_untrusted = config.manifest.fail_closed_untrusted
-    state.approvals, ignored = gather_approvals(
-        config.manifest, state.head or "", cli=opts.approved_by, env=opts.approved_by_env,
-        reviews=opts.approvals,
-    )  # fmt: skip
-    state.warnings += ignored
+    if not source.adopting:
+        state.approvals, ignored = gather_approvals(
+            config.manifest, state.head or "", cli=opts.approved_by, env=opts.approved_by_env,
+            reviews=opts.approvals,
+        )  # fmt: skip
+        state.warnings += ignored
     state.patches = {f.name: f.patch.decode("utf-8", "replace") for f in config.known_bad}
     state.live_freezes = config.freezes.live(opts.today)
     return config

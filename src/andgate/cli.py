@@ -282,16 +282,27 @@ def _add_timeout(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_rev(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rev",
+        metavar="REV",
+        default=None,
+        help="judge this commit (default: the working tree as it is, uncommitted edits included)",
+    )
+
+
 def _add_classify(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "classify",
-        help="print the trust inventory of HEAD",
-        description="Collect the tests of the committed HEAD in a temporary worktree and "
-        "classify them with HEAD's trust config; for untrusted items, say why. Exit 0 "
-        "ok, 2 expired freeze, 3 no oracle item, 4 invalid manifest or freeze file, "
-        "5 could not run.",
+        help="print the trust inventory of the working tree",
+        description="Collect the tests of the working tree as it is (uncommitted edits "
+        "included; --rev for a commit) in a temporary worktree and classify them with "
+        "its trust config; for untrusted items, say why, and say what check would block "
+        "on. Exit 0 ok, 2 expired freeze, 3 no oracle item, 4 invalid manifest or "
+        "freeze file, 5 could not run.",
     )
     _add_repo(parser)
+    _add_rev(parser)
     _add_manifest(parser)
     _add_today(parser)
     _add_timeout(parser)
@@ -301,12 +312,14 @@ def _add_classify(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
 def _add_replay_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "replay-known-bad",
-        help="check that every known-bad fixture makes an oracle test fail on HEAD",
-        description="Apply each known-bad fixture to HEAD in its own temporary worktree "
-        "and run the oracle class (the working tree is never touched). Exit 0 every "
-        "fixture bit, 1 one stayed green or did not apply, 3 no fixtures.",
+        help="check that every known-bad fixture makes an oracle test fail",
+        description="Apply each known-bad fixture to the working tree as it is "
+        "(uncommitted edits included; --rev for a commit), each in its own temporary "
+        "worktree, and run the oracle class (the working tree is never touched). Exit 0 "
+        "every fixture bit, 1 one stayed green or did not apply, 3 no fixtures.",
     )
     _add_repo(parser)
+    _add_rev(parser)
     _add_manifest(parser)
     parser.add_argument(
         "--jobs",
@@ -399,9 +412,10 @@ def _add_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     parser = sub.add_parser(
         "known-bad",
         help="propose known-bad fixtures: reverted fixes from history, mutants",
-        description="Find where known-bad fixtures come from, on the committed HEAD in "
-        "temporary worktrees. Candidates go to a proposals folder, never into "
-        "known_bad_dir. Exit 0 done, 2 could not run.",
+        description="Find where known-bad fixtures come from, on the working tree as it "
+        "is (uncommitted edits included; --rev for a commit) in temporary worktrees. "
+        "Candidates go to a proposals folder, never into known_bad_dir. Exit 0 done, 2 "
+        "could not run.",
     )
     actions = parser.add_subparsers(dest="known_bad_command", metavar="ACTION", required=True)
     harvest = actions.add_parser(
@@ -447,6 +461,7 @@ def _add_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     )
     for action in (harvest, mutants):
         _add_repo(action)
+        _add_rev(action)
         _add_manifest(action)
         action.add_argument(
             "--out",
@@ -607,6 +622,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
         today=args.today or dt.date.today(),
         as_json=args.json,
         timeout=args.timeout,
+        rev=args.rev,
     )
 
 
@@ -614,7 +630,7 @@ def cmd_replay_known_bad(args: argparse.Namespace) -> int:
     from andgate.commands.replay_known_bad import run_replay_known_bad
 
     return run_replay_known_bad(
-        args.repo, manifest=args.manifest, jobs=args.jobs, timeout=args.timeout
+        args.repo, manifest=args.manifest, jobs=args.jobs, timeout=args.timeout, rev=args.rev
     )
 
 
@@ -653,6 +669,7 @@ def cmd_known_bad(args: argparse.Namespace) -> int:
         "budget": args.budget,
         "jobs": args.jobs,
         "timeout": args.timeout,
+        "rev": args.rev,
     }
     if args.known_bad_command == "harvest":
         return known_bad.run_harvest(args.repo, since=args.since, limit=args.limit, **common)

@@ -107,6 +107,9 @@ class CheckState:
     environment: RunEnvironment = field(default_factory=RunEnvironment)
     captured: Captured = field(default_factory=Captured)
     traceback: str | None = None
+    # (path, sha256) of the checkout's generated files carried into the worktrees
+    generated: tuple[tuple[str, str], ...] = ()
+    adopting: bool = False  # neither base nor the target branch had a manifest
 
     def facts(self) -> Facts:
         return Facts(
@@ -143,6 +146,7 @@ class CheckState:
             patches=self.patches,
             freezes=self.live_freezes,
             discrimination=self.discrimination,
+            generated=self.generated,
         )
 
     def capture(self) -> None:

@@ -62,6 +62,8 @@ class Verdict:
 
 def authorship_findings(facts: ChangeFacts) -> list[Finding]:
     found = [_f(Warning_.ORACLE_LITERAL, d) for d in facts.oracle_literals]
+    if facts.adopting:
+        return found + adoption_findings(facts)
     if facts.approved:
         return found
     if facts.oracle_paths:
@@ -91,6 +93,25 @@ def authorship_findings(facts: ChangeFacts) -> list[Finding]:
     ]
     found += [
         _f(Reason.PRODUCTION_SUSPICIOUS, f"{d}; an owner reviews it or approves", Bit.AUTHORSHIP)
+        for d in facts.suspicious
+    ]
+    return found
+
+
+def adoption_findings(facts: ChangeFacts) -> list[Finding]:
+    """The change that adopts andgate adds the trust root and nothing else: no
+    production change (no gate judged it; adopt first, then change code)."""
+    found = [
+        _f(
+            Reason.TRUST_ROOT_CHANGED,
+            f"{p} is production code changed in the change that adopts andgate; "
+            "adopt first (manifest and tests only), then change code in a later change",
+            Bit.AUTHORSHIP,
+        )
+        for p in facts.production_paths
+    ]
+    found += [
+        _f(Reason.PRODUCTION_SUSPICIOUS, f"{d}; an owner reviews it", Bit.AUTHORSHIP)
         for d in facts.suspicious
     ]
     return found

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import replace
 
 from andgate.authorship import oracle_file_rule, sort_changes
 from andgate.config import BaseConfig
@@ -32,7 +33,7 @@ def run_inventory_phase(
         *(runs.get(n) for n in (RunName.UNTRUSTED, RunName.ORACLE, RunName.PROPERTY, RunName.FLAKE))
     )
     holders = oracle_holders(state.inventory, runs.get(RunName.BASE_ORACLE))
-    state.changes = sort_changes(
+    changes_facts = sort_changes(
         changes,
         config.manifest,
         is_oracle_file=oracle_file_rule(config.manifest, holders),
@@ -41,5 +42,6 @@ def run_inventory_phase(
         test_side=config.test_side,
         scan=scan,
     )
+    state.changes = replace(changes_facts, adopting=state.adopting)
     ineffective = ineffective_freezes(config.live_freeze_ids(today), state.inventory)
     state.freezes = freeze_facts(config.freezes, today, ineffective)

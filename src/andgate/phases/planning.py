@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from andgate.config import BaseConfig, runs_xdist
+from andgate.generated import generated_warning, unnamed_generated
 from andgate.git import Git
 from andgate.installed import find_installed_project
 from andgate.options import CheckOptions
@@ -40,11 +41,14 @@ def plan_phases(
     )  # fmt: skip
     work = plan_work(plan, config, opts.split, opts.combine)
     state.plan_digest, state.unit_names = work.digest, work.names
+    project = find_installed_project(git.repo, plan.head_paths)
     state.environment = RunEnvironment(
-        checkout=git.repo,
-        project=find_installed_project(git.repo, plan.head_paths),
-        scrub_env=config.manifest.scrub_env,
+        checkout=git.repo, project=project, scrub_env=config.manifest.scrub_env
     )
+    carried = (path for path, _ in state.generated)
+    unnamed = unnamed_generated(git, project, config.manifest.generated_files, carried)
+    if (warning := generated_warning(unnamed)) is not None:
+        state.warnings.append(warning)
     seed = opts.hypothesis_seed
     state.property_seed = default_hypothesis_seed(base) if seed is None else seed
     return PhaseContext(
