@@ -29,9 +29,7 @@ def test_unaccepted(seed):
 """
 
 
-def classify(
-    sample, today: dt.date = TODAY, as_json: bool = False, rev: str | None = None
-) -> int:
+def classify(sample, today: dt.date = TODAY, as_json: bool = False, rev: str | None = None) -> int:
     return run_classify(sample.path, manifest=MANIFEST, today=today, as_json=as_json, rev=rev)
 
 
