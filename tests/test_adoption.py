@@ -10,6 +10,7 @@ doctor, the adoption change (allowed, ADOPTING), then agent changes.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -95,7 +96,7 @@ def test_an_adopting_change_may_add_trust_files_but_not_change_production_code()
     facts = ChangeFacts(
         oracle_paths=("tests/test_a.py",),
         trust_root_paths=(MANIFEST,),
-        production_paths=("src/pkg/core.py",),
+        production_paths=("src/pkg/core.py", ".github/workflows/andgate.yml"),
         adopting=True,
     )
     found = authorship_findings(facts)
@@ -162,6 +163,19 @@ def test_known_bad_proposals_leave_the_artifacts_folder_self_ignored(make_repo):
     folder = claim_artifacts_for(repo.path, None)
     folder.close()
     assert ".gitignore" in folder.listed
+
+
+def test_doctor_names_each_problem_with_its_fix_and_exits_1(make_repo, capsys):
+    from andgate.commands.doctor import run_doctor
+
+    repo = make_repo({"README.md": "x\n"})
+    code = run_doctor(repo.path, manifest=MANIFEST, today=dt.date(2026, 12, 1), jobs=1)
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "1. MANIFEST_INVALID: " in out and "fix: run `andgate init`" in out
+    assert "2. CI: no workflow under .github/workflows/ runs andgate" in out
+    assert "note: no upstream default branch" in out
+    assert out.endswith("result: the next check would block: 2 problems\n")
 
 
 # -- end to end: a src-layout project with a version file setuptools-scm writes ---------------
@@ -362,12 +376,25 @@ def _adopt(project: Project, upstream: str) -> None:
     assert f"  {fixture}  bites" in done.stdout
     assert project.andgate("lock", "update").returncode == 0
 
-    # 5. The artifacts folder ignores itself: `git add -A` commits the trust files only.
+    # 5. doctor: only the CI workflow is missing; init --github adds it, with the
+    # project's test extra installed.
+    done = project.andgate("doctor", "--jobs", "2")
+    assert done.returncode == 1, done.stdout + done.stderr
+    problems = [line for line in done.stdout.splitlines() if line[:4].strip().startswith("1.")]
+    assert len(problems) == 1 and "fix: andgate init --github" in problems[0], done.stdout
+    assert project.andgate("init", "--github").returncode == 0
+    workflow = (repo.path / ".github/workflows/andgate.yml").read_text()
+    assert '      - run: python -m pip install -e ".[test]"\n' in workflow
+    done = project.andgate("doctor", "--jobs", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.endswith("result: nothing the next check would trip on\n")
+
+    # 6. The artifacts folder ignores itself: `git add -A` commits the trust files only.
     repo.run("add", "-A")
     assert not [p for p in repo.run("diff", "--cached", "--name-only").split() if "artifact" in p]
     adoption = repo.commit("adopt andgate")
 
-    # 6. The adoption change, against a base without andgate: allowed, ADOPTING.
+    # 7. The adoption change, against a base without andgate: allowed, ADOPTING.
     verdict = project.check(upstream)
     assert (verdict["verdict"], verdict["reasons"]) == ("allow", []), verdict
     assert [w["code"] for w in verdict["warnings"]] == ["ADOPTING"]
@@ -378,7 +405,7 @@ def _adopt(project: Project, upstream: str) -> None:
         (fixture, True)
     ]
 
-    # 7. An adoption that also changes production code is not allowed.
+    # 8. An adoption that also changes production code is not allowed.
     repo.edit("src/scmstats/stats.py", "return x\n", "return x  # tweak\n")
     repo.run("commit", "-q", "--amend", "-a", "--no-edit")
     verdict = project.check(upstream)
@@ -387,7 +414,7 @@ def _adopt(project: Project, upstream: str) -> None:
     assert "src/scmstats/stats.py" in verdict["reasons"][0]["detail"]
     repo.run("reset", "-q", "--hard", adoption)
 
-    # 8. The first agent changes, gated by the adoption commit as base.
+    # 9. The first agent changes, gated by the adoption commit as base.
     repo.edit("src/scmstats/stats.py", "        return lo\n", "        return x\n")
     repo.write({"tests/test_agent.py": "def test_agent():\n    assert True\n"})
     repo.commit("agent: simpler clamp", who=AGENT)

@@ -25,6 +25,7 @@ from andgate.exitcodes import (
     CheckExit,
     ClassifyExit,
     DemoExit,
+    DoctorExit,
     FreezeExit,
     HarvestExit,
     InitExit,
@@ -211,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_lock(sub)
     _add_freeze(sub)
     _add_init(sub)
+    _add_doctor(sub)
     _add_known_bad(sub)
     return parser
 
@@ -406,6 +408,29 @@ def _add_init(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
         action="store_true",
         help="also write .github/workflows/andgate.yml (the secure pull-request workflow)",
     )
+
+
+def _add_doctor(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "doctor",
+        help="say what the next check would trip on, and the fix for each",
+        description="Look at the working tree as it is (uncommitted edits included): the "
+        "manifest, the clone, the target branch, the oracle and property classes, the "
+        "known-bad fixtures (present and biting), generated files, collection errors, "
+        "the lock, the freezes and the CI workflow. Exit 0 nothing would trip the next "
+        "check, 1 something would, 2 could not run.",
+    )
+    _add_repo(parser)
+    _add_manifest(parser)
+    _add_today(parser)
+    parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=_default_jobs(),
+        metavar="N",
+        help="pytest processes to run at once (default: $ANDGATE_JOBS, else the number of CPUs)",
+    )
+    _add_timeout(parser)
 
 
 def _add_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -660,6 +685,18 @@ def cmd_init(args: argparse.Namespace) -> int:
     return run_init(args.repo, manifest=args.manifest, github=args.github)
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from andgate.commands.doctor import run_doctor
+
+    return run_doctor(
+        args.repo,
+        manifest=args.manifest,
+        today=args.today or dt.date.today(),
+        jobs=args.jobs,
+        timeout=args.timeout,
+    )
+
+
 def cmd_known_bad(args: argparse.Namespace) -> int:
     from andgate.commands import known_bad
 
@@ -686,6 +723,7 @@ COULD_NOT_RUN = {
     "lock": LockExit.COULD_NOT_RUN,
     "freeze": FreezeExit.COULD_NOT_RUN,
     "init": InitExit.COULD_NOT_RUN,
+    "doctor": DoctorExit.COULD_NOT_RUN,
     "known-bad": HarvestExit.COULD_NOT_RUN,  # MutantsExit.COULD_NOT_RUN is the same code
 }
 
@@ -698,6 +736,7 @@ COMMANDS = {
     "lock": cmd_lock,
     "freeze": cmd_freeze,
     "init": cmd_init,
+    "doctor": cmd_doctor,
     "known-bad": cmd_known_bad,
 }
 

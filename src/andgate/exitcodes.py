@@ -71,3 +71,9 @@ class HarvestExit(enum.IntEnum):
 class MutantsExit(enum.IntEnum):
     DONE = 0  # survivors are findings, not failures
     COULD_NOT_RUN = 2
+
+
+class DoctorExit(enum.IntEnum):
+    OK = 0  # nothing the next check would trip on
+    PROBLEMS = 1  # something would; each is listed with its fix
+    COULD_NOT_RUN = 2

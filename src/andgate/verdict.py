@@ -100,7 +100,9 @@ def authorship_findings(facts: ChangeFacts) -> list[Finding]:
 
 def adoption_findings(facts: ChangeFacts) -> list[Finding]:
     """The change that adopts andgate adds the trust root and nothing else: no
-    production change (no gate judged it; adopt first, then change code)."""
+    production change (no gate judged it; adopt first, then change code). The
+    workflow that runs the gate and CODEOWNERS are trust root (contract section 2),
+    so adopting may add them."""
     found = [
         _f(
             Reason.TRUST_ROOT_CHANGED,
@@ -109,12 +111,21 @@ def adoption_findings(facts: ChangeFacts) -> list[Finding]:
             Bit.AUTHORSHIP,
         )
         for p in facts.production_paths
+        if not _gate_wiring(p)
     ]
     found += [
         _f(Reason.PRODUCTION_SUSPICIOUS, f"{d}; an owner reviews it", Bit.AUTHORSHIP)
         for d in facts.suspicious
     ]
     return found
+
+
+def _gate_wiring(path: str) -> bool:
+    return path.startswith((".github/workflows/", ".github/actions/")) or path in (
+        "CODEOWNERS",
+        ".github/CODEOWNERS",
+        "docs/CODEOWNERS",
+    )
 
 
 def lock_findings(facts: LockFacts) -> list[Finding]:
