@@ -318,7 +318,10 @@ def test_proposes_the_existing_tests_as_oracle_files_and_many_by_folder(make_rep
     assert run_init(few.path) == 0
     globs = parse_manifest(read(few, MANIFEST), MANIFEST).oracle.globs
     assert globs == ("tests/oracles/**/*.py", "tests/test_a.py", "tests/unit/test_b.py")
+    # A virtualenv inside the checkout that .gitignore does not name holds no test of ours.
+    venv = {".venv/pyvenv.cfg": "", ".venv/lib/python3/site-packages/x/tests/test_y.py": ""}
     many = make_repo({f"tests/unit/test_{i}.py": "" for i in range(41)} | {"it/test_x.py": ""})
+    many.write(venv | {"env2/pyvenv.cfg": "", "env2/bin/test_z.py": ""})
     assert run_init(many.path) == 0
     globs = parse_manifest(read(many, MANIFEST), MANIFEST).oracle.globs
     assert globs == ("tests/oracles/**/*.py", "it/**/*.py", "tests/unit/**/*.py")

@@ -38,6 +38,7 @@ MAX_SUGGESTED_FOLDERS = 12
 # (tests added later stay untrusted); more are proposed by folder.
 MAX_PROPOSED_FILES = 40
 INSTALL_PLACEHOLDER = "__ANDGATE_INSTALL__"
+ENVIRONMENT_PARTS = frozenset({"site-packages", "dist-packages", ".tox", ".nox"})
 
 
 @dataclass(frozen=True)
@@ -253,9 +254,18 @@ def install_command(root: Path, pyproject: Mapping[str, Any]) -> str:
 
 
 def _repo_files(git: Git) -> list[str]:
-    """Tracked files and untracked ones git does not ignore (no virtualenvs)."""
+    """Tracked files and untracked ones git does not ignore, outside virtualenvs
+    (a `.venv/` the project's .gitignore does not name holds other packages' tests)."""
     raw = git.run("ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout
-    return [decode_path(p) for p in raw.split(b"\0") if p]
+    files = [decode_path(p) for p in raw.split(b"\0") if p]
+    envs = {PurePosixPath(f).parent for f in files if PurePosixPath(f).name == "pyvenv.cfg"}
+    return [f for f in files if not _in_environment(PurePosixPath(f), envs)]
+
+
+def _in_environment(path: PurePosixPath, envs: set[PurePosixPath]) -> bool:
+    if any(part in ENVIRONMENT_PARTS for part in path.parts[:-1]):
+        return True
+    return any(env in path.parents for env in envs)
 
 
 def _is_utf8(text: str) -> bool:
