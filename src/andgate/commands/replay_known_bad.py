@@ -172,8 +172,7 @@ def _status(replay: ReplayFacts) -> tuple[str, str]:
 
 def _render(config: BaseConfig, head: str, baseline: Baseline, replays: list[ReplayFacts]) -> str:
     lines = [
-        f"{plural(len(replays), 'fixture')} from {config.manifest.known_bad_dir} "
-        f"({head[:12]}), "
+        f"{plural(len(replays), 'fixture')} from {config.manifest.known_bad_dir}, "
         f"oracle class {plural(baseline.items, 'item')} in {plural(baseline.files, 'file')}",
         "",
     ]
