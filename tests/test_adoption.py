@@ -126,6 +126,17 @@ def test_generated_files_are_read_only_when_the_checkout_is_the_gated_head(make_
     assert read_generated(git, ("src/pkg/*.py",), head).paths == ("src/pkg/_version.py",)
 
 
+def test_a_generated_file_that_is_a_symlink_is_refused(make_repo, tmp_path):
+    from andgate.errors import AndgateError
+
+    repo = make_repo({"src/pkg/__init__.py": ""})
+    (tmp_path / "secret").write_text("x\n")
+    (repo.path / "src/pkg/_v.py").symlink_to(tmp_path / "secret")
+    head = repo.run("rev-parse", "HEAD").strip()
+    with pytest.raises(AndgateError, match="is not a regular file"):
+        read_generated(Git(repo.path), ("src/pkg/_v.py",), head)
+
+
 def test_copy_into_writes_the_files_and_keeps_what_the_commit_holds(tmp_path):
     (tmp_path / "kept.py").write_text("committed\n")
     copy_into(

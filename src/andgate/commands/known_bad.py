@@ -139,16 +139,17 @@ def _require_green_oracle(
     scratch: Path,
     timeout: float,
 ) -> None:
-    head, manifest = session.head[:12], session.config.manifest
+    # The tree judged: the working tree's snapshot (its sha means nothing to the user).
+    head, manifest = _tree_name(session), session.config.manifest
     if not plan.trusted_oracle_files:
         raise AndgateError(
-            f"HEAD {head} has no file matching classes.oracle.globs in {manifest.path}: "
+            f"{head} has no file matching classes.oracle.globs in {manifest.path}: "
             "nothing can kill a candidate; point the globs at human-owned tests"
         )
     with pool.lease(plan.trusted) as worktree:
         result = run_pytest(request, worktree.path, scratch, timeout)
     if result.error:
-        raise AndgateError(f"the oracle class could not run on HEAD {head}: {result.error}")
+        raise AndgateError(f"the oracle class could not run on {head}: {result.error}")
     items = result.selected("oracle")
     failing = [
         i.facts.nodeid for i in items if result.outcome(i.facts.nodeid) is not Outcome.PASSED
@@ -156,12 +157,20 @@ def _require_green_oracle(
     failing += [f"{n or '<session>'} (collection error)" for n, _ in result.collection_errors]
     if failing:
         raise AndgateError(
-            f"the oracle class does not pass on HEAD {head} ({failing[0]}"
+            f"the oracle class does not pass on {head} ({failing[0]}"
             f"{f' and {len(failing) - 1} more' if len(failing) > 1 else ''}), so a failure "
             "under a candidate would prove nothing; fix the oracle first"
         )
     if not items:
-        raise AndgateError(f"no oracle item was collected on HEAD {head} (NO_ORACLE)")
+        raise AndgateError(f"no oracle item was collected on {head} (NO_ORACLE)")
+
+
+def _tree_name(session: Session) -> str:
+    """How messages name what is judged: the working tree, or --rev's commit."""
+    target = session.target
+    if target.commit == target.history:
+        return f"HEAD {target.commit[:12]}" if "working tree" in target.what else target.what
+    return "the working tree (uncommitted edits included)"
 
 
 # -- harvest -------------------------------------------------------------------------------
@@ -381,7 +390,7 @@ def run_mutants(
     if not mutants:
         where = f" matching {' '.join(paths)}" if paths else ""
         raise AndgateError(
-            f"no production function to mutate at HEAD {session.head[:12]}{where}; "
+            f"no production function to mutate in {_tree_name(session)}{where}; "
             "check --paths (gitignore-style globs relative to the repository root)"
         )
     with target_pool(session.target) as (scratch, pool):
