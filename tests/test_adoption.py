@@ -296,12 +296,12 @@ class Project:
             timeout=600,
         )
 
-    def check(self, base: str) -> dict[str, Any]:
+    def check(self, base: str, *more: str) -> dict[str, Any]:
         out = self.tmp / "check"
         shutil.rmtree(out, ignore_errors=True)
         done = self.andgate(
             "check", "--base", base, "--json", "--jobs", "2", "--no-discrimination",
-            "--artifacts", str(out), "--today", "2026-12-01",
+            "--artifacts", str(out), "--today", "2026-12-01", *more,
         )  # fmt: skip
         assert done.stdout, done.stderr
         payload = json.loads(done.stdout)
@@ -406,9 +406,10 @@ def _adopt(project: Project, upstream: str) -> None:
     adoption = repo.commit("adopt andgate")
 
     # 7. The adoption change, against a base without andgate: allowed, ADOPTING.
-    verdict = project.check(upstream)
+    verdict = project.check(upstream, "--approved-by", "alice")
     assert (verdict["verdict"], verdict["reasons"]) == ("allow", []), verdict
-    assert [w["code"] for w in verdict["warnings"]] == ["ADOPTING"]
+    assert [w["code"] for w in verdict["warnings"]] == ["ADOPTING", "APPROVAL_IGNORED"]
+    assert verdict["approvals"] == []
     digest = hashlib.sha256(version_file.read_bytes()).hexdigest()
     assert verdict["generated_files"] == [{"path": "src/scmstats/_version.py", "sha256": digest}]
     # check and replay-known-bad agree: the fixture bites.

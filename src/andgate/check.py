@@ -147,6 +147,14 @@ def _base_config(git: Git, opts: CheckOptions, state: CheckState, base: str) -> 
             reviews=opts.approvals,
         )  # fmt: skip
         state.warnings += ignored
+    elif given := (*opts.approved_by, *opts.approved_by_env):
+        state.warnings.append(
+            Finding(
+                Warning_.APPROVAL_IGNORED,
+                f"{', '.join(given)}: the change adopts andgate, and an adopting change "
+                "counts no approval (there are no owners yet)",
+            )
+        )
     state.patches = {f.name: f.patch.decode("utf-8", "replace") for f in config.known_bad}
     state.live_freezes = config.freezes.live(opts.today)
     return config
