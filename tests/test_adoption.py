@@ -448,3 +448,34 @@ def _adopt(project: Project, upstream: str) -> None:
     verdict = project.check(adoption)
     assert (verdict["verdict"], verdict["reasons"]) == ("allow", []), verdict
     assert [w["code"] for w in verdict["warnings"]] == []
+
+
+# -- what the project's own install may put into the environment ---------------------------
+
+
+def _fake_install(site: Path, checkout: Path, name: str, pth: str, text: str) -> None:
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "RECORD").write_text(f"{pth},,\n{name}-1.0.dist-info/METADATA,,\n")
+    (info / "direct_url.json").write_text(json.dumps({"url": checkout.as_uri(), "dir_info": {}}))
+    (site / pth).write_text(text)
+
+
+def test_a_startup_hook_other_than_the_editable_one_is_suspicious(tmp_path, monkeypatch):
+    from andgate.installed import startup_hooks
+
+    checkout, site = tmp_path / "repo", tmp_path / "site"
+    checkout.mkdir()
+    hook = "import __editable___good_1_0_finder; __editable___good_1_0_finder.install()\n"
+    _fake_install(site, checkout, "good", "__editable__.good-1.0.pth", hook)
+    _fake_install(site, checkout, "paths", "_paths.pth", f"{checkout}/src\n")
+    _fake_install(site, checkout, "evil", "evil.pth", "import os; os.environ['CI'] = ''\n")
+    _fake_install(
+        site, checkout, "sly", "__editable__.sly.pth", "import __editable___sly; import os\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    found = startup_hooks(checkout)
+    assert [f.split(" put ")[0] for f in found] == ["the installed evil", "the installed sly"]
+    assert "evil.pth" in found[0] and "at every Python start" in found[0]
+    assert startup_hooks(tmp_path / "elsewhere") == []

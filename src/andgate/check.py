@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import traceback
+from dataclasses import replace
 
 from andgate.adoption import config_source
 from andgate.approvals import gather_approvals
@@ -24,6 +25,7 @@ from andgate.errors import AndgateError, Interrupted, ManifestError
 from andgate.generated import read_generated
 from andgate.git import Change, Git
 from andgate.github import approved_logins
+from andgate.installed import startup_hooks
 from andgate.locks import lock_facts
 from andgate.options import CheckOptions
 from andgate.paths import config_changes
@@ -104,6 +106,7 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
         if opts.combine is None:  # pytest imports meanwhile; no repository code runs
             prestart_fork_server(config.manifest.scrub_env, scratch)
         scan = scan_change(git, base, head, changes, config, differs, generated)  # before tests
+        scan = replace(scan, suspicious=(*scan.suspicious, *startup_hooks(git.repo)))
         state.warnings += [
             Finding(Warning_.ORACLE_FROM_PRODUCTION, d) for d in scan.oracle_from_production
         ]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path, PurePosixPath
@@ -100,16 +100,57 @@ def _root_of(name: str, paths: Iterable[str]) -> str | None:
     return "/".join(best) or "."
 
 
+def _installed_from(checkout: Path) -> Iterator[metadata.Distribution]:
+    checkout_real = os.path.realpath(checkout)
+    for dist in metadata.distributions():
+        source = _local_source(dist)
+        if source is None:
+            continue
+        if _inside(source, checkout_real) or _inside(checkout_real, source):
+            yield dist
+
+
+def startup_hooks(checkout: Path) -> list[str]:
+    """`.pth` lines that run code at every Python start, installed by a distribution
+    from `checkout`, other than the standard editable hook (contract section 4: the
+    project's own install may add only its import packages and that hook)."""
+    found = []
+    for dist in _installed_from(checkout):
+        name = dist.metadata.get("Name", "?")
+        for file in dist.files or ():
+            if not str(file).endswith(".pth"):
+                continue
+            try:
+                text = Path(str(dist.locate_file(file))).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = "import ?"  # unreadable: it cannot be shown to be the hook
+            for line in text.splitlines():
+                if line.startswith(("import ", "import\t")) and not _editable_hook(line):
+                    found.append(
+                        f"the installed {name} put {file} into the environment, which runs "
+                        f"`{line.strip()[:80]}` at every Python start; a project's install "
+                        "may add only its packages and the standard editable hook"
+                    )
+    return sorted(found)
+
+
+def _editable_hook(line: str) -> bool:
+    """`import __editable___x_finder; __editable___x_finder.install()` (setuptools)
+    or `import _editable_impl_x` (editables): imports of hook modules only, and
+    calls on them."""
+    first, *rest = (part.strip() for part in line.split(";"))
+    names = [n.strip() for n in first.removeprefix("import").split(",")]
+    if not names or not all(n.isidentifier() and n.startswith(EDITABLE_HELPERS) for n in names):
+        return False
+    return all(not part or part.startswith(tuple(f"{n}." for n in names)) for part in rest)
+
+
 def find_installed_project(checkout: Path, tracked: Iterable[str]) -> InstalledProject:
     """Distributions installed from `checkout` (the repository's top level), with
     their import names and the tracked folders those names live in."""
-    checkout_real = os.path.realpath(checkout)
     tracked = list(tracked)
     dists, names, roots = [], set(), set()
-    for dist in metadata.distributions():
-        source = _local_source(dist)
-        if source is None or not (_inside(source, checkout_real) or _inside(checkout_real, source)):
-            continue
+    for dist in _installed_from(checkout):
         dists.append(dist.metadata.get("Name", "?"))
         for name in _top_level_names(dist):
             root = _root_of(name, tracked)
