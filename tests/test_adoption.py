@@ -107,6 +107,21 @@ def test_an_adopting_change_may_add_trust_files_but_not_change_production_code()
     assert authorship_findings(ChangeFacts(trust_root_paths=(MANIFEST,), adopting=True)) == []
 
 
+def test_the_working_tree_snapshot_holds_the_edits_and_no_virtualenv(make_repo, tmp_path):
+    repo = make_repo({"a.py": "a = 1\n", "gone.py": ""})
+    head = repo.run("rev-parse", "HEAD").strip()
+    index = (repo.path / ".git/index").read_bytes()
+    git = Git(repo.path)
+    assert git.snapshot_worktree(tmp_path / "index") == head  # nothing to add
+    repo.write({"a.py": "a = 2\n", "new.py": "", ".venv/pyvenv.cfg": "", ".venv/lib/m.py": ""})
+    (repo.path / "gone.py").unlink()
+    commit = git.snapshot_worktree(tmp_path / "index2")
+    assert commit != head and git.resolve(f"{commit}^", what="parent") == head
+    assert sorted(e.path for e in git.ls_tree(commit)) == ["a.py", "new.py"]
+    assert git.read_blob(commit, "a.py") == b"a = 2\n"
+    assert (repo.path / ".git/index").read_bytes() == index
+
+
 # -- generated files -------------------------------------------------------------------------
 
 

@@ -300,6 +300,13 @@ class Git:
         raw = self.run("--no-optional-locks", "status", "--porcelain", "-z").stdout
         return [decode_path(r[3:]) for r in raw.split(b"\0") if len(r) > 3]
 
+    def _untracked_environments(self) -> list[str]:
+        """Untracked, not ignored folders holding a virtualenv (`pyvenv.cfg`)."""
+        listing = ("--others", "--exclude-standard", "--directory", "--no-empty-directory")
+        raw = self.run("ls-files", "-z", *listing).stdout
+        folders = [decode_path(p).rstrip("/") for p in raw.split(b"\0") if p.endswith(b"/")]
+        return [f for f in folders if (self.repo / f / "pyvenv.cfg").is_file()]
+
     def untracked_files(self, folders: Iterable[str] = ()) -> list[str]:
         """Files under `folders` (all when empty) that git does not track, ignored
         ones included (a generated version file is usually in .gitignore)."""
@@ -338,7 +345,10 @@ class Git:
         head = self.resolve("HEAD", what="HEAD")
         env = {"GIT_INDEX_FILE": str(index_file), **SYNTHETIC_IDENTITY}
         self.run("read-tree", head, env=env)
-        self.run("add", "-A", "--", ".", env=env)
+        # A virtualenv the project's .gitignore does not name is not the project's:
+        # hashing it would take long and fill .git with objects.
+        skipped = [f":(exclude,literal){d}" for d in self._untracked_environments()]
+        self.run("add", "-A", "--", ".", *skipped, env=env)
         tree = self.out("write-tree", env=env)
         if tree == self.out("rev-parse", f"{head}^{{tree}}"):
             return head
