@@ -1,9 +1,11 @@
 """Shared fixtures: throwaway git repositories built in tmp_path.
 
-Every test runs with HOME and XDG folders in tmp_path, so git never reads or
-writes the developer's config, and with no approval inherited from the
-environment. Repositories are built from the tests' own sample project
-(`tests/resources/minilib/`, see `harness.py`), not the demo's.
+Every test runs with HOME, XDG folders and TMPDIR in its own temp folder, so git
+never reads or writes the developer's config, nothing a run leaves in the system
+temp folder can reach another run (the suite passes on a machine where it never
+ran), and no approval is inherited from the environment. Repositories are built
+from the tests' own sample project (`tests/resources/minilib/`, see `harness.py`),
+not the demo's.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import hashlib
 import json
 import os
 import signal
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +59,12 @@ def isolate(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    # The gate's worktrees and its pytest processes' temp folders (pytest-of-*)
+    # land here too, never in a system temp folder shared with earlier runs.
+    temp = home / "tmp"
+    temp.mkdir(exist_ok=True)
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
     monkeypatch.delenv("ANDGATE_APPROVED_BY", raising=False)
     # Under CI (the suite's own CI job too) approvals follow stricter rules and the
     # runner's files are andgate's to publish to: tests that want either set them.

@@ -29,19 +29,21 @@ def test_unaccepted(seed):
 """
 
 
-def classify(sample, today: dt.date = TODAY, as_json: bool = False) -> int:
-    return run_classify(sample.path, manifest=MANIFEST, today=today, as_json=as_json)
+def classify(sample, today: dt.date = TODAY, as_json: bool = False, rev: str | None = None) -> int:
+    return run_classify(sample.path, manifest=MANIFEST, today=today, as_json=as_json, rev=rev)
 
 
-def test_prints_a_table_per_class_from_committed_head(sample, capsys, fingerprint):
-    """A dirty working tree (a broken manifest, a deleted test) changes nothing:
-    classify reads HEAD, in a temporary worktree, and leaves the tree as it was."""
+def test_prints_a_table_per_class_from_a_commit_with_rev(sample, capsys, fingerprint):
+    """With --rev, a dirty working tree (a broken manifest, a deleted test) changes
+    nothing: classify reads the commit, in a temporary worktree, and leaves the tree
+    as it was."""
     sample.repo.write({MANIFEST: "version: 2\n"})
     sample.repo.delete("tests/test_misc.py")
     before = fingerprint(sample.path)
-    assert classify(sample) == 0
+    assert classify(sample, rev="HEAD") == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"andgate classify: HEAD {sample.base[:12]}, config {MANIFEST}")
+    assert out.startswith(f"andgate classify: --rev HEAD ({sample.base[:12]}), as committed\n")
+    assert f"config {MANIFEST} from that tree" in out
     assert "  oracle             8      2\n" in out
     assert "  property           3      1\n" in out
     assert "  frozen_flake       1      1\n" in out
@@ -53,6 +55,25 @@ def test_prints_a_table_per_class_from_committed_head(sample, capsys, fingerprin
     assert out.endswith("result: ok\n")
     assert fingerprint(sample.path) == before
     assert sample.repo.run("worktree", "list").count("\n") == 0
+
+
+def test_judges_the_working_tree_with_its_uncommitted_edits(sample, capsys, fingerprint):
+    """Without --rev: the working tree as it is (a deleted test, a new untracked one,
+    an edited manifest), said on the first line; the user's files and index stay."""
+    sample.repo.delete("tests/test_misc.py")
+    sample.repo.write({"tests/test_new.py": "def test_new():\n    pass\n"})
+    sample.repo.edit(MANIFEST, "require_property_class: true", "require_property_class: false")
+    before = fingerprint(sample.path)
+    index = (sample.path / ".git" / "index").read_bytes()
+    assert classify(sample) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert first.startswith(f"andgate classify: the working tree (HEAD {sample.base[:12]}")
+    assert "uncommitted edits included" in first
+    assert "tests/test_misc.py" not in out
+    assert "tests/test_new.py  1  not trusted: no trust rule matches" in out
+    assert fingerprint(sample.path) == before
+    assert (sample.path / ".git" / "index").read_bytes() == index
 
 
 def test_json_inventory_and_exit_2_for_an_expired_freeze(sample, capsys):

@@ -322,7 +322,7 @@ def test_add_creates_a_missing_file_with_max_days_by_default(sample):
     [
         ("test_mean", "matches the oracle item tests/oracles/test_math_oracle.py::test_mean"),
         ("test_chunk_roundtrip", "matches the property item"),
-        ("no_such_test", "matches no test collected at HEAD"),
+        ("no_such_test", "matches no test collected in the working tree"),
     ],
 )
 def test_add_refuses_ids_that_would_not_freeze_an_untrusted_test(

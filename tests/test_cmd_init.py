@@ -71,6 +71,10 @@ def test_never_overwrites_and_reports_what_it_skipped(make_repo, capsys, fingerp
     assert main(["init", "--repo", str(repo.path)]) == 0
     out = capsys.readouterr().out
     assert "  skipped  tests/flakes/freeze.yaml (exists; not overwritten)" in out
+    steps = [line for line in out.splitlines() if line[:5].strip().rstrip(".").isdigit()]
+    assert [s.split(".")[0].strip() for s in steps] == [str(i) for i in range(1, 8)]
+    assert "NO_KNOWN_BAD" in out and "andgate known-bad mutants --write 3" in out
+    assert "NO_PROPERTY" in out and "require_property_class: false" in out
     assert read(repo, "tests/flakes/freeze.yaml") == own
     before = fingerprint(repo.path)
     assert main(["init", "--repo", str(repo.path)]) == 0
@@ -126,10 +130,10 @@ def test_suggests_existing_test_folders_and_markers(make_repo, capsys):
     assert "Flaky-test markers found: flaky." in text
     manifest = parse_manifest(text, MANIFEST)
     assert manifest.frozen_flake.globs == ("src/**/*.py", "tests/**/*.py")
+    assert manifest.oracle.globs[0] == "tests/oracles/**/*.py"  # and the tests found
     # A suggestion, uncommented, gives a valid manifest: adoption without moving files.
-    adopted = text.replace(
-        '    globs: ["tests/oracles/**/*.py"]\n', '    globs: ["tests/unit/**/*.py"]\n'
-    )
+    proposed = next(line for line in text.splitlines() if line.startswith("    globs: "))
+    adopted = text.replace(proposed, '    globs: ["tests/unit/**/*.py"]')
     assert parse_manifest(adopted, MANIFEST).oracle.globs == ("tests/unit/**/*.py",)
 
 
@@ -250,14 +254,12 @@ def test_adoption_walkthrough_allows_an_honest_change(make_repo, tmp_path, capsy
     repo = SampleRepo(tmp_path / "clone")
     cli = ["--repo", str(repo.path)]
 
-    # 1. Scaffold, then glob the existing tests/test_core.py into the oracle class.
+    # 1. Scaffold: the existing tests are proposed as the oracle class.
     assert main(["init", *cli]) == 0
     assert '#   globs: ["tests/**/*.py"]' in read(repo, MANIFEST)
-    repo.edit(
-        MANIFEST,
-        '    globs: ["tests/oracles/**/*.py"]\n',
-        '    globs: ["tests/oracles/**/*.py", "tests/test_core.py"]\n',
-    )
+    proposed = '    globs: ["tests/oracles/**/*.py", "tests/test_core.py", "tests/test_spread.py"]'
+    assert proposed in read(repo, MANIFEST)
+    repo.edit(MANIFEST, proposed, proposed.replace(', "tests/test_spread.py"', ""))
     repo.edit(MANIFEST, "owners: []", "owners: [alice]")
 
     # 2. A known-bad fixture: a real `git diff` of a production bug.
@@ -294,6 +296,67 @@ def test_adoption_walkthrough_allows_an_honest_change(make_repo, tmp_path, capsy
     assert repo.run("status", "--porcelain") == ""
 
 
+GENERATING_BACKENDS = {
+    "setuptools-scm": '[tool.setuptools_scm]\nversion_file = "src/pkg/_version.py"\n',
+    "setuptools-scm write_to": '[tool.setuptools_scm]\nwrite_to = "src/pkg/_version.py"\n',
+    "hatch-vcs": '[tool.hatch.build.hooks.vcs]\nversion-file = "src/pkg/_version.py"\n',
+}
+
+
+@pytest.mark.parametrize("backend", GENERATING_BACKENDS)
+def test_fills_generated_files_from_the_version_generating_backend(make_repo, capsys, backend):
+    pyproject = '[project]\nname = "pkg"\ndynamic = ["version"]\n' + GENERATING_BACKENDS[backend]
+    repo = make_repo({"pyproject.toml": pyproject, "src/pkg/__init__.py": ""})
+    assert run_init(repo.path) == 0
+    assert "generated files (generated_files): src/pkg/_version.py" in capsys.readouterr().out
+    manifest = parse_manifest(read(repo, MANIFEST), MANIFEST)
+    assert manifest.generated_files == ("src/pkg/_version.py",)
+
+
+def test_proposes_the_existing_tests_as_oracle_files_and_many_by_folder(make_repo):
+    few = make_repo({"tests/test_a.py": "", "tests/unit/test_b.py": "", "src/m.py": ""})
+    assert run_init(few.path) == 0
+    globs = parse_manifest(read(few, MANIFEST), MANIFEST).oracle.globs
+    assert globs == ("tests/oracles/**/*.py", "tests/test_a.py", "tests/unit/test_b.py")
+    # A virtualenv inside the checkout that .gitignore does not name holds no test of ours.
+    venv = {".venv/pyvenv.cfg": "", ".venv/lib/python3/site-packages/x/tests/test_y.py": ""}
+    many = make_repo({f"tests/unit/test_{i}.py": "" for i in range(41)} | {"it/test_x.py": ""})
+    many.write(venv | {"env2/pyvenv.cfg": "", "env2/bin/test_z.py": ""})
+    assert run_init(many.path) == 0
+    globs = parse_manifest(read(many, MANIFEST), MANIFEST).oracle.globs
+    assert globs == ("tests/oracles/**/*.py", "it/**/*.py", "tests/unit/**/*.py")
+
+
+INSTALLS = {
+    "extra": (
+        {"pyproject.toml": '[project]\nname = "p"\n[project.optional-dependencies]\n'
+         'docs = ["x"]\ntests = ["pytest"]\n'},
+        'python -m pip install -e ".[tests]"',
+    ),
+    "requirements": (
+        {"requirements/test.txt": "pytest\n"},
+        "python -m pip install -e . -r requirements/test.txt",
+    ),
+    "neither": ({"README.md": "x\n"}, "python -m pip install -e . pytest  # andgate init: edit"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", INSTALLS)
+def test_init_github_installs_the_test_dependencies(make_repo, kind):
+    import yaml
+
+    from andgate.commands.init import GITHUB_WORKFLOW
+
+    files, install = INSTALLS[kind]
+    repo = make_repo(files)
+    assert run_init(repo.path, github=True) == 0
+    text = read(repo, GITHUB_WORKFLOW)
+    assert f"      - run: {install}" in text
+    steps = yaml.safe_load(text)["jobs"]["andgate"]["steps"]
+    first_run = next(s["run"] for s in steps if "run" in s)
+    assert first_run.startswith("python -m pip install -e ")
+
+
 def test_help(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["init", "--help"])
@@ -304,12 +367,12 @@ def test_help(capsys):
 def test_init_github_writes_the_secure_workflow_once(make_repo, capsys):
     import yaml
 
-    from andgate.commands.init import GITHUB_WORKFLOW, github_workflow, run_init
+    from andgate.commands.init import GITHUB_WORKFLOW, github_workflow, install_command, run_init
 
     repo = make_repo({"README.md": "x\n"})
     assert run_init(repo.path, github=True) == 0
     written = (repo.path / GITHUB_WORKFLOW).read_text(encoding="utf-8")
-    assert written == github_workflow()
+    assert written == github_workflow(install_command(repo.path, {}))
     workflow = yaml.safe_load(written)
     assert workflow["permissions"] == {}
     (repo.path / GITHUB_WORKFLOW).write_text("# mine\n")

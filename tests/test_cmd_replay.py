@@ -1,4 +1,4 @@
-"""`andgate replay-known-bad`: the known-bad proof on HEAD, alone.
+"""`andgate replay-known-bad`: the known-bad proof on the working tree (or --rev), alone.
 
 Runs on the sample project, whose two fixtures are real `git diff`s of
 production bugs. Exit codes: 0 every fixture bit, 1 one stayed green or did
@@ -18,8 +18,8 @@ KNOWN_BAD = "tests/oracles/known_bad"
 pytestmark = pytest.mark.both_known_bad  # replays every fixture of the sample
 
 
-def replay(sample) -> int:
-    return run_replay_known_bad(sample.path, manifest=MANIFEST, jobs=2)
+def replay(sample, rev: str | None = None) -> int:
+    return run_replay_known_bad(sample.path, manifest=MANIFEST, jobs=2, rev=rev)
 
 
 def fixture_line(out: str, name: str) -> str:
@@ -27,16 +27,17 @@ def fixture_line(out: str, name: str) -> str:
     return line
 
 
-def test_every_fixture_bites_on_head_and_a_dirty_tree_stays_untouched(sample, capsys, fingerprint):
-    # In the working tree, kb_clamp_ignores_lo would no longer apply: replay must
-    # use the committed HEAD, and leave every uncommitted byte where it was.
+def test_every_fixture_bites_on_rev_and_a_dirty_tree_stays_untouched(sample, capsys, fingerprint):
+    # In the working tree, kb_clamp_ignores_lo would no longer apply: with --rev,
+    # replay uses the commit, and leaves every uncommitted byte where it was.
     sample.repo.edit("minilib/mathx.py", "max(lo, min(x, hi))", "min(max(x, lo), hi)")
     sample.repo.write({"notes.txt": "uncommitted\n"})
     before = fingerprint(sample.path)
     status = sample.repo.run("status", "--porcelain")
-    assert replay(sample) == 0
+    assert replay(sample, rev="HEAD") == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"andgate replay-known-bad: HEAD {sample.base[:12]}, 2 fixtures")
+    assert out.startswith(f"andgate replay-known-bad: --rev HEAD ({sample.base[:12]})")
+    assert "2 fixtures from tests/oracles/known_bad" in out
     assert "oracle class 8 items in 2 files" in out
     chunk = fixture_line(out, "kb_chunk_drops_tail")
     assert "bites" in chunk
@@ -48,6 +49,17 @@ def test_every_fixture_bites_on_head_and_a_dirty_tree_stays_untouched(sample, ca
     assert sample.repo.run("status", "--porcelain") == status
     assert sample.repo.run("worktree", "list").count("\n") == 0
     assert sample.repo.run("stash", "list") == ""
+
+
+def test_the_working_tree_is_judged_with_its_uncommitted_edits(sample, capsys, fingerprint):
+    """Without --rev, the uncommitted rewrite of clamp is what the fixtures meet."""
+    sample.repo.edit("minilib/mathx.py", "max(lo, min(x, hi))", "min(max(x, lo), hi)")
+    before = fingerprint(sample.path)
+    assert replay(sample) == 1
+    out = capsys.readouterr().out
+    assert "uncommitted edits included" in out.splitlines()[0]
+    assert "STALE" in fixture_line(out, "kb_clamp_ignores_lo")
+    assert fingerprint(sample.path) == before
 
 
 def test_a_stale_and_a_green_fixture_exit_1(sample, capsys):
@@ -85,7 +97,7 @@ def test_exit_3_without_fixtures(sample, capsys):
         sample.repo.delete(f"{KNOWN_BAD}/{name}.patch")
     sample.repo.commit("no fixtures")
     assert main(["replay-known-bad", "--repo", str(sample.path)]) == 3
-    assert f"no *.patch fixture under {KNOWN_BAD} at HEAD" in capsys.readouterr().out
+    assert f"no *.patch fixture under {KNOWN_BAD};" in capsys.readouterr().out
 
 
 def test_exit_1_when_no_oracle_file_exists(sample, capsys):

@@ -18,10 +18,12 @@ import hashlib
 import os
 import traceback
 
+from andgate.adoption import config_source
 from andgate.approvals import ReviewBinder, gather_approvals
 from andgate.config import BaseConfig, load_base_config
 from andgate.disputes import judged, read_disputes
 from andgate.errors import AndgateError, Interrupted, ManifestError
+from andgate.generated import read_generated
 from andgate.git import Change, Git
 from andgate.github import approved_logins, approves_head
 from andgate.locks import lock_facts
@@ -108,25 +110,30 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
     disputes = read_disputes(git, base, head, config.manifest.disputes_file)
     state.disputes, state.dispute_sources = disputes.facts, dict(disputes.sources)
     approvers = approved_logins(state.approvals)
+    # Read before any test runs; carried into every worktree but base's.
+    generated = read_generated(git, config.manifest.generated_files, head)
+    state.generated = tuple((f.path, f.sha256) for f in generated.files)
+    # An adopting change is judged by its own trust files, as an approved one is.
+    trusts_head = bool(approvers) or state.adopting
     changes = git.diff_raw(base, head)
     differs = config_changes(
         changes, lambda p: git.read_blob(base, p), lambda p: git.read_blob(head, p)
     )
     with (
         scratch_dir() as scratch,
-        worktree_pool(git, scratch / "worktrees") as pool,
+        worktree_pool(git, scratch / "worktrees", generated, never_into=(base,)) as pool,
         fork_server_session(),
     ):
         if opts.combine is None:  # pytest imports meanwhile; no repository code runs
             prestart_fork_server(config.manifest.scrub_env, scratch)
-        scan = scan_change(git, base, head, changes, config, differs)  # before any test runs
+        scan = scan_change(git, base, head, changes, config, differs, generated)  # before tests
         state.warnings += [
             Finding(Warning_.ORACLE_FROM_PRODUCTION, d) for d in scan.oracle_from_production
         ]
         state.oracle_from_production = scan.oracle_from_production_files
-        state.lock = lock_facts(git, base, head, config.manifest, approved=bool(approvers))
+        state.lock = lock_facts(git, base, head, config.manifest, approved=trusts_head)
         trees = (scratch, pool)
-        ctx = plan_phases(git, opts, state, config, differs, trees, approved=bool(approvers))
+        ctx = plan_phases(git, opts, state, config, differs, trees, approved=trusts_head)
         _run_phases(ctx, git, opts, changes)
         base_oracle = _base_oracle_ids(state, ctx.plan.base_oracle_files)
         state.disputes = judged(disputes.facts, base_oracle)
@@ -162,17 +169,32 @@ def _commits(git: Git, opts: CheckOptions, state: CheckState) -> tuple[str, str]
 
 
 def _base_config(git: Git, opts: CheckOptions, state: CheckState, base: str) -> BaseConfig:
-    """The manifest and what it names, read from base; the approvals it accepts."""
-    state.manifest_digest = hashlib.sha256(git.read_blob(base, opts.manifest) or b"").hexdigest()
-    config = load_base_config(git, base, opts.manifest)
+    """The manifest and what it names, read from base (from head when the change
+    adopts andgate); the approvals it accepts (none when adopting)."""
+    source = config_source(git, base, state.head or "", opts.manifest)
+    state.adopting = source.adopting
+    if (adopting := source.warning()) is not None:
+        state.warnings.append(adopting)
+    at = source.config_commit
+    state.manifest_digest = hashlib.sha256(git.read_blob(at, opts.manifest) or b"").hexdigest()
+    config = load_base_config(git, at, opts.manifest)
     state.fail_closed_untrusted = config.manifest.fail_closed_untrusted
-    binder = ReviewBinder(ProtectedReader(git, config), base, state.head or "")
-    state.approvals, ignored = gather_approvals(
-        config.manifest, state.head or "", cli=opts.approved_by, env=opts.approved_by_env,
-        reviews=opts.approvals, binder=binder,
-    )  # fmt: skip
-    state.warnings += ignored
-    state.ignored_reviews = tuple(binder.ignored)
+    if not source.adopting:
+        binder = ReviewBinder(ProtectedReader(git, config), base, state.head or "")
+        state.approvals, ignored = gather_approvals(
+            config.manifest, state.head or "", cli=opts.approved_by, env=opts.approved_by_env,
+            reviews=opts.approvals, binder=binder,
+        )  # fmt: skip
+        state.warnings += ignored
+        state.ignored_reviews = tuple(binder.ignored)
+    elif given := (*opts.approved_by, *opts.approved_by_env):
+        state.warnings.append(
+            Finding(
+                Warning_.APPROVAL_IGNORED,
+                f"{', '.join(given)}: the change adopts andgate, and an adopting change "
+                "counts no approval (there are no owners yet)",
+            )
+        )
     state.patches = {f.name: f.patch.decode("utf-8", "replace") for f in config.known_bad}
     state.live_freezes = config.freezes.live(opts.today)
     return config

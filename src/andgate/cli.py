@@ -27,6 +27,7 @@ from andgate.exitcodes import (
     ClassifyExit,
     DemoExit,
     DisputeExit,
+    DoctorExit,
     FreezeExit,
     HarvestExit,
     InitExit,
@@ -218,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_lock(sub)
     _add_freeze(sub)
     _add_init(sub)
+    _add_doctor(sub)
     _add_known_bad(sub)
     _add_dispute(sub)
     return parser
@@ -290,16 +292,27 @@ def _add_timeout(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_rev(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rev",
+        metavar="REV",
+        default=None,
+        help="judge this commit (default: the working tree as it is, uncommitted edits included)",
+    )
+
+
 def _add_classify(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "classify",
-        help="print the trust inventory of HEAD",
-        description="Collect the tests of the committed HEAD in a temporary worktree and "
-        "classify them with HEAD's trust config; for untrusted items, say why. Exit 0 "
-        "ok, 2 expired freeze, 3 no oracle item, 4 invalid manifest or freeze file, "
-        "5 could not run.",
+        help="print the trust inventory of the working tree",
+        description="Collect the tests of the working tree as it is (uncommitted edits "
+        "included; --rev for a commit) in a temporary worktree and classify them with "
+        "its trust config; for untrusted items, say why, and say what check would block "
+        "on. Exit 0 ok, 2 expired freeze, 3 no oracle item, 4 invalid manifest or "
+        "freeze file, 5 could not run.",
     )
     _add_repo(parser)
+    _add_rev(parser)
     _add_manifest(parser)
     _add_today(parser)
     _add_timeout(parser)
@@ -309,12 +322,14 @@ def _add_classify(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
 def _add_replay_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "replay-known-bad",
-        help="check that every known-bad fixture makes an oracle test fail on HEAD",
-        description="Apply each known-bad fixture to HEAD in its own temporary worktree "
-        "and run the oracle class (the working tree is never touched). Exit 0 every "
-        "fixture bit, 1 one stayed green or did not apply, 3 no fixtures.",
+        help="check that every known-bad fixture makes an oracle test fail",
+        description="Apply each known-bad fixture to the working tree as it is "
+        "(uncommitted edits included; --rev for a commit), each in its own temporary "
+        "worktree, and run the oracle class (the working tree is never touched). Exit 0 "
+        "every fixture bit, 1 one stayed green or did not apply, 3 no fixtures.",
     )
     _add_repo(parser)
+    _add_rev(parser)
     _add_manifest(parser)
     parser.add_argument(
         "--jobs",
@@ -440,13 +455,37 @@ def _add_dispute(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     _add_timeout(parser)
 
 
+def _add_doctor(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "doctor",
+        help="say what the next check would trip on, and the fix for each",
+        description="Look at the working tree as it is (uncommitted edits included): the "
+        "manifest, the clone, the target branch, the oracle and property classes, the "
+        "known-bad fixtures (present and biting), generated files, collection errors, "
+        "the lock, the freezes and the CI workflow. Exit 0 nothing would trip the next "
+        "check, 1 something would, 2 could not run.",
+    )
+    _add_repo(parser)
+    _add_manifest(parser)
+    _add_today(parser)
+    parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=_default_jobs(),
+        metavar="N",
+        help="pytest processes to run at once (default: $ANDGATE_JOBS, else the number of CPUs)",
+    )
+    _add_timeout(parser)
+
+
 def _add_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "known-bad",
         help="propose known-bad fixtures: reverted fixes from history, mutants",
-        description="Find where known-bad fixtures come from, on the committed HEAD in "
-        "temporary worktrees. Candidates go to a proposals folder, never into "
-        "known_bad_dir. Exit 0 done, 2 could not run.",
+        description="Find where known-bad fixtures come from, on the working tree as it "
+        "is (uncommitted edits included; --rev for a commit) in temporary worktrees. "
+        "Candidates go to a proposals folder, never into known_bad_dir. Exit 0 done, 2 "
+        "could not run.",
     )
     actions = parser.add_subparsers(dest="known_bad_command", metavar="ACTION", required=True)
     harvest = actions.add_parser(
@@ -492,6 +531,7 @@ def _add_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     )
     for action in (harvest, mutants):
         _add_repo(action)
+        _add_rev(action)
         _add_manifest(action)
         action.add_argument(
             "--out",
@@ -680,6 +720,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
         today=args.today or dt.date.today(),
         as_json=args.json,
         timeout=args.timeout,
+        rev=args.rev,
     )
 
 
@@ -687,7 +728,7 @@ def cmd_replay_known_bad(args: argparse.Namespace) -> int:
     from andgate.commands.replay_known_bad import run_replay_known_bad
 
     return run_replay_known_bad(
-        args.repo, manifest=args.manifest, jobs=args.jobs, timeout=args.timeout
+        args.repo, manifest=args.manifest, jobs=args.jobs, timeout=args.timeout, rev=args.rev
     )
 
 
@@ -737,6 +778,18 @@ def cmd_dispute(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from andgate.commands.doctor import run_doctor
+
+    return run_doctor(
+        args.repo,
+        manifest=args.manifest,
+        today=args.today or dt.date.today(),
+        jobs=args.jobs,
+        timeout=args.timeout,
+    )
+
+
 def cmd_known_bad(args: argparse.Namespace) -> int:
     from andgate.commands import known_bad
 
@@ -746,6 +799,7 @@ def cmd_known_bad(args: argparse.Namespace) -> int:
         "budget": args.budget,
         "jobs": args.jobs,
         "timeout": args.timeout,
+        "rev": args.rev,
     }
     if args.known_bad_command == "harvest":
         return known_bad.run_harvest(args.repo, since=args.since, limit=args.limit, **common)
@@ -762,6 +816,7 @@ COULD_NOT_RUN = {
     "lock": LockExit.COULD_NOT_RUN,
     "freeze": FreezeExit.COULD_NOT_RUN,
     "init": InitExit.COULD_NOT_RUN,
+    "doctor": DoctorExit.COULD_NOT_RUN,
     "known-bad": HarvestExit.COULD_NOT_RUN,  # MutantsExit.COULD_NOT_RUN is the same code
     "dispute": DisputeExit.COULD_NOT_RUN,
 }
@@ -775,6 +830,7 @@ COMMANDS = {
     "lock": cmd_lock,
     "freeze": cmd_freeze,
     "init": cmd_init,
+    "doctor": cmd_doctor,
     "known-bad": cmd_known_bad,
     "dispute": cmd_dispute,
 }

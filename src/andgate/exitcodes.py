@@ -79,3 +79,9 @@ class DisputeExit(enum.IntEnum):
     OK = 0  # the entry is written, or the disputes are listed
     REFUSED = 1  # not exactly one oracle item at base, or disputed already
     COULD_NOT_RUN = 2  # bad input, a malformed disputes file, no repository
+
+
+class DoctorExit(enum.IntEnum):
+    OK = 0  # nothing the next check would trip on
+    PROBLEMS = 1  # something would; each is listed with its fix
+    COULD_NOT_RUN = 2

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path, PurePosixPath
@@ -100,16 +100,22 @@ def _root_of(name: str, paths: Iterable[str]) -> str | None:
     return "/".join(best) or "."
 
 
+def _installed_from(checkout: Path) -> Iterator[metadata.Distribution]:
+    checkout_real = os.path.realpath(checkout)
+    for dist in metadata.distributions():
+        source = _local_source(dist)
+        if source is None:
+            continue
+        if _inside(source, checkout_real) or _inside(checkout_real, source):
+            yield dist
+
+
 def find_installed_project(checkout: Path, tracked: Iterable[str]) -> InstalledProject:
     """Distributions installed from `checkout` (the repository's top level), with
     their import names and the tracked folders those names live in."""
-    checkout_real = os.path.realpath(checkout)
     tracked = list(tracked)
     dists, names, roots = [], set(), set()
-    for dist in metadata.distributions():
-        source = _local_source(dist)
-        if source is None or not (_inside(source, checkout_real) or _inside(checkout_real, source)):
-            continue
+    for dist in _installed_from(checkout):
         dists.append(dist.metadata.get("Name", "?"))
         for name in _top_level_names(dist):
             root = _root_of(name, tracked)

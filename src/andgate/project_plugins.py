@@ -147,7 +147,7 @@ def _startup_hook(dist: metadata.Distribution, file: Any) -> str | None:
     try:
         text = dist.locate_file(file).read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return None
+        return "a .pth file andgate cannot read (it cannot be shown to be the editable hook)"
     for line in text.splitlines():
         if line.startswith(("import ", "import\t")) and not EDITABLE_IMPORT.fullmatch(line.strip()):
             return f"a .pth file that runs code at start-up: {line.strip()[:60]}"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from andgate import writer
 from andgate.errors import BadInput
+from andgate.report import claim_ignored_artifacts
 
 DEFAULT_OUT = "artifacts/known_bad_proposals"
 GITIGNORE = b"# written by andgate: proposals, not fixtures\n*\n"
@@ -22,7 +23,10 @@ GITIGNORE = b"# written by andgate: proposals, not fixtures\n*\n"
 
 def proposals_folder(root: Path, out: Path | None, known_bad_dir: str) -> Path:
     """The folder to write into, refused when it is a symlink or inside known_bad_dir."""
+    artifacts = root / DEFAULT_OUT.split("/")[0]
     folder = out if out is not None else root / DEFAULT_OUT
+    if out is None or os.path.abspath(folder).startswith(os.path.abspath(artifacts) + os.sep):
+        claim_ignored_artifacts(root)  # created here first: self-ignored, as check leaves it
     if folder.is_symlink():
         raise BadInput(f"--out {folder}: is a symbolic link; pass a real folder")
     guarded = os.path.realpath(root / known_bad_dir)

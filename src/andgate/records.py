@@ -169,6 +169,9 @@ class ChangeFacts:
     # literals from an oracle's expectations hard-coded into production code
     suspicious: tuple[str, ...] = ()
     oracle_literals: tuple[str, ...] = ()
+    # The change adopts andgate (no configuration on base or its target branch): its
+    # trust-root files are its own to add, its production files may not change.
+    adopting: bool = False
 
     @property
     def approved(self) -> bool:

@@ -89,6 +89,7 @@ class ReportContext:
     # node id -> disputes.SourceAtBase: each disputed test as base has it
     dispute_sources: Mapping[str, Any] = field(default_factory=dict)
     disputes_file: str = ""
+    generated: Sequence[tuple[str, str]] = ()  # (path, sha256) carried into the worktrees
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,7 @@ def verdict_payload(ctx: ReportContext) -> dict[str, Any]:
         "approvals": [a.to_json() for a in ctx.approvals],
         "discrimination": _discrimination(ctx.discrimination),
         "disputes": [d.to_json() for d in v.disputes],
+        "generated_files": [{"path": p, "sha256": d} for p, d in ctx.generated],
     }
 
 
@@ -710,6 +712,22 @@ def merge_junit(documents: Sequence[bytes]) -> bytes | None:
             return None
         merged.extend(list(root) if root.tag == "testsuites" else [root])
     return ET.tostring(merged, encoding="utf-8", xml_declaration=True)
+
+
+def claim_ignored_artifacts(repo: Path) -> Path:
+    """Claim `artifacts/` for a command that writes below it (the known-bad
+    proposals): one that creates it leaves it as check would, self-ignored and
+    marked as andgate's, so whichever command comes first, the folder is the same."""
+    folder = claim_artifacts_for(repo, None)
+    try:
+        if folder.fresh:
+            _put(folder.fd, MARKER, _json({"schema": MARKER_SCHEMA, "files": [".gitignore"]}))
+            _put(folder.fd, ".gitignore", GITIGNORE)
+    except OSError as exc:
+        raise _cannot_write(folder.path, exc) from exc
+    finally:
+        folder.close()
+    return folder.path
 
 
 def claim_artifacts_for(repo_arg: Path, artifacts: Path | None) -> ArtifactsFolder:

@@ -117,6 +117,9 @@ class CheckState:
     environment: RunEnvironment = field(default_factory=RunEnvironment)
     captured: Captured = field(default_factory=Captured)
     traceback: str | None = None
+    # (path, sha256) of the checkout's generated files carried into the worktrees
+    generated: tuple[tuple[str, str], ...] = ()
+    adopting: bool = False  # neither base nor the target branch had a manifest
 
     def facts(self) -> Facts:
         return Facts(
@@ -157,6 +160,7 @@ class CheckState:
             discrimination=self.discrimination,
             dispute_sources=self.dispute_sources,
             disputes_file=self.disputes.path if self.disputes else "",
+            generated=self.generated,
         )
 
     def capture(self) -> None:

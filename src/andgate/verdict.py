@@ -69,6 +69,8 @@ class Verdict:
 
 def authorship_findings(facts: ChangeFacts) -> list[Finding]:
     found = [_f(Warning_.ORACLE_LITERAL, d) for d in facts.oracle_literals]
+    if facts.adopting:
+        return found + adoption_findings(facts)
     if not facts.approved:
         found += _unapproved_trust_root(facts)
     if not facts.head_approved:
@@ -109,6 +111,36 @@ def _unapproved_trust_root(facts: ChangeFacts) -> list[Finding]:
         for p in facts.trust_root_paths
     ]
     return found
+
+
+def adoption_findings(facts: ChangeFacts) -> list[Finding]:
+    """The change that adopts andgate adds the trust root and nothing else: no
+    production change (no gate judged it; adopt first, then change code). The
+    workflow that runs the gate and CODEOWNERS are trust root (contract section 2),
+    so adopting may add them."""
+    found = [
+        _f(
+            Reason.TRUST_ROOT_CHANGED,
+            f"{p} is production code changed in the change that adopts andgate; "
+            "adopt first (manifest and tests only), then change code in a later change",
+            Bit.AUTHORSHIP,
+        )
+        for p in facts.production_paths
+        if not _gate_wiring(p)
+    ]
+    found += [
+        _f(Reason.PRODUCTION_SUSPICIOUS, f"{d}; an owner reviews it", Bit.AUTHORSHIP)
+        for d in facts.suspicious
+    ]
+    return found
+
+
+def _gate_wiring(path: str) -> bool:
+    return path.startswith((".github/workflows/", ".github/actions/")) or path in (
+        "CODEOWNERS",
+        ".github/CODEOWNERS",
+        "docs/CODEOWNERS",
+    )
 
 
 def lock_findings(facts: LockFacts) -> list[Finding]:

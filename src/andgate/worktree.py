@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from andgate.errors import AndgateError, GitError
+from andgate.generated import NONE, Generated, copy_into
 from andgate.git import Git, decode_path
 from andgate.signals import deferred_signals
 
@@ -200,9 +201,15 @@ class Worktree:
 class WorktreePool:
     """Worktrees under one private temporary folder, handed out one per job."""
 
-    def __init__(self, git: Git, root: Path) -> None:
+    def __init__(
+        self, git: Git, root: Path, generated: Generated = NONE, never_into: Iterable[str] = ()
+    ) -> None:
         self.git = git
         self.root = root
+        # The checkout's generated files go into every worktree, except those of
+        # `never_into` (base: its runs see base as committed).
+        self.generated = generated
+        self.never_into = frozenset(never_into)
         self._free: queue.SimpleQueue[Worktree] = queue.SimpleQueue()
         self._all: list[Worktree] = []
         self._lock = threading.Lock()
@@ -217,6 +224,8 @@ class WorktreePool:
         worktree = self._take()
         try:
             worktree.checkout(commit)
+            if commit not in self.never_into:
+                copy_into(worktree.path, self.generated)
             yield worktree
         finally:
             self._free.put(worktree)
@@ -312,8 +321,10 @@ def scratch_dir(prefix: str = "andgate-") -> Iterator[Path]:
 
 
 @contextmanager
-def worktree_pool(git: Git, root: Path) -> Iterator[WorktreePool]:
-    pool = WorktreePool(git, root)
+def worktree_pool(
+    git: Git, root: Path, generated: Generated = NONE, never_into: Iterable[str] = ()
+) -> Iterator[WorktreePool]:
+    pool = WorktreePool(git, root, generated, never_into)
     try:
         yield pool
     finally:

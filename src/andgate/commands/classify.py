@@ -22,9 +22,9 @@ from typing import Any
 from andgate.classify import freeze_matches
 from andgate.commands.common import (
     Collected,
+    Target,
     collect_inventory,
-    head_config,
-    open_repo,
+    open_target,
     plural,
     table,
 )
@@ -70,18 +70,19 @@ def run_classify(
     today: dt.date,
     as_json: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
+    rev: str | None = None,
 ) -> int:
-    git = open_repo(repo)
     try:
-        head, config = head_config(git, manifest)
+        target = open_target(repo, manifest, rev)
     except (ManifestError, FreezeFileError) as exc:
         return _invalid(str(exc), as_json)
-    collected = collect_inventory(git, head, config, today, timeout)
+    config = target.config
+    collected = collect_inventory(target, today, timeout)
     findings = _findings(config, collected, today)
     if as_json:
         print(json.dumps(_payload(config, collected, findings, today), indent=2))
     else:
-        print(_render(config, collected, findings, today), end="")
+        print(_render(target, collected, findings, today), end="")
     return findings.exit_code
 
 
@@ -134,11 +135,12 @@ def _payload(
 # -- the human-readable report ---------------------------------------------------------
 
 
-def _render(config: BaseConfig, collected: Collected, findings: Findings, today: dt.date) -> str:
-    records = collected.records
+def _render(target: Target, collected: Collected, findings: Findings, today: dt.date) -> str:
+    config, records = target.config, collected.records
+    blocks = _would_block(config, records)
     lines = [
-        f"andgate classify: HEAD {collected.head[:12]}, config {config.manifest.path} "
-        f"at HEAD, today {today.isoformat()}",
+        target.first_line("classify"),
+        f"config {config.manifest.path} from that tree, today {today.isoformat()}",
         "",
         *_counttable(records),
         "",
@@ -147,7 +149,9 @@ def _render(config: BaseConfig, collected: Collected, findings: Findings, today:
         *_frozen(records, config, today),
         *_untrusted(records),
         *_problems(findings),
-        _verdict_line(findings),
+        *[f"{note}\n" for note in collected.notes],
+        *blocks,
+        _verdict_line(findings, would_block=bool(blocks)),
     ]
     return "\n".join(lines) + "\n"
 
@@ -214,7 +218,27 @@ def _problems(findings: Findings) -> list[str]:
     return lines
 
 
-def _verdict_line(findings: Findings) -> str:
+def _would_block(config: BaseConfig, records: tuple[Record, ...]) -> list[str]:
+    """What `check` would block on with this inventory, beyond the exit code's cases."""
+    manifest, found = config.manifest, []
+    has_property = any(r.cls == TrustClass.PROPERTY for r in records)
+    if manifest.require_property_class and not has_property:
+        why = config.invariants_problem() or (
+            "no file matching classes.property.globs declares an accepted invariant"
+        )
+        found.append(
+            f"  NO_PROPERTY: the property class is empty ({why}); add a seeded property "
+            f"test, or set require_property_class: false in {manifest.path}"
+        )
+    if manifest.oracle_must_fail_known_bad and not config.known_bad:
+        found.append(
+            f"  NO_KNOWN_BAD: no *.patch fixture under {manifest.known_bad_dir}; write one "
+            f"(see {manifest.known_bad_dir}/README.md) or try `andgate known-bad mutants --write 3`"
+        )
+    return ["check would block on:", *found, ""] if found else []
+
+
+def _verdict_line(findings: Findings, *, would_block: bool = False) -> str:
     if findings.invalid:
         return f"result: the freeze file is invalid (exit {EXIT_INVALID})"
     if findings.no_oracle:
@@ -227,4 +251,6 @@ def _verdict_line(findings: Findings) -> str:
     if findings.collection_errors:
         count = plural(len(findings.collection_errors), "collection error")
         return f"result: ok, but {count}: check blocks on them (COLLECTION_ERROR)"
+    if would_block:
+        return "result: the inventory is valid, but check would block (see above)"
     return "result: ok"

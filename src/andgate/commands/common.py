@@ -1,16 +1,22 @@
 """Machinery the maintainer's commands share: the repository, its trust config,
-and a collect-only inventory of HEAD.
+and a collect-only inventory of what they judge.
 
-`classify` and `replay-known-bad` judge the committed HEAD with HEAD's own
-config, exactly as `check` would judge it as a base. `lock` and `freeze` edit
-trust files in the working tree, so they read the working tree's config. Tests
-never run in the user's working tree: every pytest process gets a temporary
-worktree of HEAD.
+`classify`, `replay-known-bad` and `known-bad` judge the working tree as it is,
+uncommitted edits included (a commit of it, built in a private index: `Target`),
+or the commit `--rev` names, with that tree's own config, exactly as `check`
+would judge it as a base; their first line says which. They run pytest as
+`check` does: an installed project imports the worktree's code
+(`run_environment`), and the checkout's generated files are carried into every
+worktree (`target_pool`). `lock` and `freeze` edit trust files in the working
+tree, so they read the working tree's config. Tests never run in the user's
+working tree: every pytest process gets a temporary worktree.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,13 +25,15 @@ from andgate.classify import Rules, accepted_invariants
 from andgate.config import BaseConfig, load_base_config
 from andgate.errors import AndgateError
 from andgate.freeze import parse_freezes
+from andgate.generated import Generated, generated_warning, read_generated, unnamed_generated
 from andgate.git import Git
+from andgate.installed import find_installed_project
 from andgate.inventory import Record
 from andgate.manifest import Manifest, parse_manifest
 from andgate.plan import Plan, make_plan
 from andgate.records import Role
-from andgate.run import RunRequest, RunResult, run_pytest
-from andgate.worktree import scratch_dir, worktree_pool
+from andgate.run import RunEnvironment, RunRequest, RunResult, run_pytest
+from andgate.worktree import WorktreePool, scratch_dir, worktree_pool
 
 
 def open_repo(repo: Path) -> Git:
@@ -37,6 +45,74 @@ def head_config(git: Git, manifest_path: str) -> tuple[str, BaseConfig]:
     """HEAD's sha and the trust config committed there (as `check` reads a base)."""
     head = git.resolve("HEAD", what="HEAD")
     return head, load_base_config(git, head, manifest_path)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a maintainer command judges: `commit` (the working tree's snapshot,
+    or `--rev`), the config it holds, and the checkout's generated files."""
+
+    git: Git
+    commit: str
+    history: str  # the commit whose history `harvest` walks (HEAD, or --rev)
+    what: str  # for the first line: which tree, uncommitted edits or not
+    config: BaseConfig
+    generated: Generated
+
+    def first_line(self, command: str) -> str:
+        return f"andgate {command}: {self.what}"
+
+
+def open_target(repo: Path, manifest_path: str, rev: str | None) -> Target:
+    """The working tree as it is (`rev` None), or the commit `rev` names."""
+    git = open_repo(repo)
+    head = git.resolve("HEAD", what="HEAD")
+    if rev is not None:
+        commit = git.resolve(rev, what="--rev")
+        what = f"--rev {rev} ({commit[:12]}), as committed"
+        history = commit
+    else:
+        with scratch_dir("andgate-snapshot-") as folder:
+            commit = git.snapshot_worktree(folder / "index")
+        edits = "no uncommitted edits" if commit == head else "uncommitted edits included"
+        what = f"the working tree (HEAD {head[:12]}, {edits}; --rev REV for a commit)"
+        history = head
+    config = load_base_config(git, commit, manifest_path)
+    # The checkout's generated files belong to its HEAD (and to the working tree on it).
+    at = head if rev is None else commit
+    generated = read_generated(git, config.manifest.generated_files, at)
+    return Target(git, commit, history, what, config, generated)
+
+
+def run_environment(target: Target, plan: Plan) -> RunEnvironment:
+    """As `check`'s runs: an installed project imports the worktree's code."""
+    return RunEnvironment(
+        checkout=target.git.repo,
+        project=find_installed_project(target.git.repo, plan.head_paths),
+        scrub_env=target.config.manifest.scrub_env,
+    )
+
+
+def generated_notes(target: Target, environment: RunEnvironment) -> list[str]:
+    """The GENERATED_FILES warning, as a line for the command's output."""
+    unnamed = unnamed_generated(
+        target.git,
+        environment.project,
+        target.config.manifest.generated_files,
+        target.generated.paths,
+    )
+    warning = generated_warning(unnamed)
+    return [] if warning is None else [f"warning GENERATED_FILES: {warning.detail}"]
+
+
+@contextmanager
+def target_pool(target: Target) -> Iterator[tuple[Path, WorktreePool]]:
+    """A scratch folder and a pool of worktrees that carry the generated files."""
+    with (
+        scratch_dir() as scratch,
+        worktree_pool(target.git, scratch / "worktrees", target.generated) as pool,
+    ):
+        yield scratch, pool
 
 
 def read_file(root: Path, rel: str) -> bytes | None:
@@ -78,6 +154,7 @@ class Collected:
     rules: Rules
     records: tuple[Record, ...]
     collection_errors: tuple[tuple[str, str], ...]
+    notes: tuple[str, ...] = ()  # warnings about the run (GENERATED_FILES)
 
 
 def head_plan(
@@ -97,22 +174,25 @@ def head_plan(
     )
 
 
-def collect_inventory(
-    git: Git, head: str, config: BaseConfig, today: dt.date, timeout: float
-) -> Collected:
-    """Collect (never run) every test of `head` in a temporary worktree.
+def collect_inventory(target: Target, today: dt.date, timeout: float) -> Collected:
+    """Collect (never run) every test of the target in a temporary worktree.
 
     The rules are the ones `check` uses for head's untrusted process, with
     base = head: one collect-only process classifies every item.
     """
-    with scratch_dir() as scratch, worktree_pool(git, scratch / "worktrees") as pool:
-        plan = head_plan(git, head, config, scratch, config.live_freeze_ids(today))
-        request = RunRequest("collect", Role.COLLECT, plan.head_rules, collect_only=True)
+    head, config = target.commit, target.config
+    with target_pool(target) as (scratch, pool):
+        plan = head_plan(target.git, head, config, scratch, config.live_freeze_ids(today))
+        environment = run_environment(target, plan)
+        request = RunRequest(
+            "collect", Role.COLLECT, plan.head_rules, collect_only=True, environment=environment
+        )
         with pool.lease(head) as worktree:
             result = run_pytest(request, worktree.path, scratch, timeout)
     if result.error:
-        raise AndgateError(f"could not collect the tests of HEAD: {result.error}")
-    return Collected(head, plan.head_rules, _records(result), result.collection_errors)
+        raise AndgateError(f"could not collect the tests of {target.what}: {result.error}")
+    notes = tuple(generated_notes(target, environment))
+    return Collected(head, plan.head_rules, _records(result), result.collection_errors, notes)
 
 
 def _records(result: RunResult) -> tuple[Record, ...]:

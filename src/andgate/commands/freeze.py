@@ -21,6 +21,7 @@ from andgate.classify import classify_item, freeze_matches
 from andgate.commands.common import (
     collect_inventory,
     open_repo,
+    open_target,
     plural,
     read_file,
     table,
@@ -206,12 +207,12 @@ def _frozen_items(
 ) -> list[Record]:
     """The items the new freeze would freeze at HEAD; refuse one that freezes none."""
     config = worktree_config(git.repo, manifest)
-    head = git.resolve("HEAD", what="HEAD")
-    collected = collect_inventory(git, head, config, today, timeout)
+    target = replace(open_target(git.repo, manifest, None), config=config)
+    collected = collect_inventory(target, today, timeout)
     matched = [r for r in collected.records if freeze_matches(freeze_id, r.facts)]
     if not matched:
         raise BadInput(
-            f"freeze add: {freeze_id!r} matches no test collected at HEAD {head[:12]}; "
+            f"freeze add: {freeze_id!r} matches no test collected in {target.what}; "
             "give a node id (path::name), a file path, a file stem or a function name"
         )
     trusted = [r for r in matched if r.cls in TRUSTED]

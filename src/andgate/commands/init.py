@@ -13,9 +13,11 @@ Exit codes: 0 done (even when every file already existed), 2 could not write.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+import tomllib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from andgate import pytest_config, writer
 from andgate.commands.agents import HINT as AGENTS_HINT
@@ -34,6 +36,12 @@ ORACLE_HINTS = ("oracle", "golden", "regression", "acceptance", "contract", "sna
 PROPERTY_HINTS = ("propert", "hypothesis", "fuzz", "seed")
 FLAKE_HINTS = ("flak",)
 MAX_SUGGESTED_FOLDERS = 12
+# Up to this many existing test files are proposed one by one as oracle files
+# (tests added later stay untrusted); more are proposed by folder.
+MAX_PROPOSED_FILES = 40
+# The template's install line; `init --github` puts what it found for the project there.
+INSTALL_PLACEHOLDER = 'python -m pip install -e ".[test]"'
+ENVIRONMENT_PARTS = frozenset({"site-packages", "dist-packages", ".tox", ".nox"})
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,9 @@ class Survey:
     test_dirs: dict[str, int]
     markers: dict[str, tuple[str, ...]]
     unreadable: tuple[str, ...] = ()
+    test_files: tuple[str, ...] = ()  # the test modules the project has today
+    generated: tuple[str, ...] = ()  # files the build backend writes (generated_files)
+    install: str = ""  # how CI installs the project with its test dependencies
 
     @property
     def marker_names(self) -> tuple[str, ...]:
@@ -85,11 +96,13 @@ class Survey:
 GITHUB_WORKFLOW = ".github/workflows/andgate.yml"
 
 
-def github_workflow() -> str:
-    """The workflow `init --github` writes (package data, validated in CI)."""
+def github_workflow(install: str = INSTALL_PLACEHOLDER) -> str:
+    """The workflow `init --github` writes (package data, validated in CI), with
+    the line that installs the project and its test dependencies filled in."""
     from importlib.resources import files
 
-    return (files("andgate") / "templates" / "github_workflow.yml").read_text(encoding="utf-8")
+    text = (files("andgate") / "templates" / "github_workflow.yml").read_text(encoding="utf-8")
+    return text.replace(INSTALL_PLACEHOLDER, install)
 
 
 def run_init(
@@ -102,7 +115,7 @@ def run_init(
     created, skipped = [], []
     files = scaffold(layout, survey)
     if github:
-        files[GITHUB_WORKFLOW] = github_workflow()
+        files[GITHUB_WORKFLOW] = github_workflow(survey.install)
     for rel, text in files.items():
         (created if _create(root, rel, text) else skipped).append(rel)
     print(_report(root, layout, survey, created, skipped), end="")
@@ -173,13 +186,91 @@ def survey_repo(git: Git) -> Survey:
             continue
         if found:
             markers[name] = found
-    return Survey(counts, markers, tuple(unreadable))
+    pyproject = _pyproject(git.repo)
+    return Survey(
+        counts,
+        markers,
+        tuple(unreadable),
+        test_files=tuple(sorted(tests)),
+        generated=generated_by_backend(pyproject),
+        install=install_command(git.repo, pyproject),
+    )
+
+
+def _pyproject(root: Path) -> dict[str, Any]:
+    raw = read_file(root, "pyproject.toml")
+    try:
+        return tomllib.loads(raw.decode("utf-8")) if raw else {}
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def _table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
+    for key in keys:
+        value = data.get(key)
+        if not isinstance(value, Mapping):
+            return {}
+        data = value
+    return data
+
+
+def generated_by_backend(pyproject: Mapping[str, Any]) -> tuple[str, ...]:
+    """The version files setuptools-scm and hatch-vcs write at install time."""
+    found = []
+    scm = _table(pyproject, "tool", "setuptools_scm")
+    found += [scm.get("version_file"), scm.get("write_to")]
+    vcs_hook = _table(pyproject, "tool", "hatch", "build", "hooks", "vcs")
+    found += [vcs_hook.get("version-file"), vcs_hook.get("version_file")]
+    raw_options = _table(pyproject, "tool", "hatch", "version", "raw-options")
+    found += [raw_options.get("version_file"), raw_options.get("write_to")]
+    return tuple(dict.fromkeys(f for f in found if isinstance(f, str) and _safe_path(f)))
+
+
+def _safe_path(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    return bool(parts) and not path.startswith("/") and ".." not in parts and _is_utf8(path)
+
+
+TEST_EXTRAS = ("test", "tests", "testing", "dev")
+REQUIREMENT_FILES = (
+    "requirements-test.txt",
+    "requirements-tests.txt",
+    "test-requirements.txt",
+    "requirements/test.txt",
+    "requirements/tests.txt",
+    "requirements-dev.txt",
+    "dev-requirements.txt",
+    "requirements/dev.txt",
+)
+EDIT_ME = "  # andgate init: edit this line to install your test dependencies"
+
+
+def install_command(root: Path, pyproject: Mapping[str, Any]) -> str:
+    """The project and its test dependencies, from its extras or requirements
+    files; a marked line to edit when neither names them."""
+    extras = _table(pyproject, "project", "optional-dependencies")
+    extra = next((e for e in TEST_EXTRAS if e in extras), None)
+    if extra is not None:
+        return f'python -m pip install -e ".[{extra}]"'
+    requirements = next((r for r in REQUIREMENT_FILES if (root / r).is_file()), None)
+    if requirements is not None:
+        return f"python -m pip install -e . -r {requirements}"
+    return f"python -m pip install -e . pytest{EDIT_ME}"
 
 
 def _repo_files(git: Git) -> list[str]:
-    """Tracked files and untracked ones git does not ignore (no virtualenvs)."""
+    """Tracked files and untracked ones git does not ignore, outside virtualenvs
+    (a `.venv/` the project's .gitignore does not name holds other packages' tests)."""
     raw = git.run("ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout
-    return [decode_path(p) for p in raw.split(b"\0") if p]
+    files = [decode_path(p) for p in raw.split(b"\0") if p]
+    envs = {PurePosixPath(f).parent for f in files if PurePosixPath(f).name == "pyvenv.cfg"}
+    return [f for f in files if not _in_environment(PurePosixPath(f), envs)]
+
+
+def _in_environment(path: PurePosixPath, envs: set[PurePosixPath]) -> bool:
+    if any(part in ENVIRONMENT_PARTS for part in path.parts[:-1]):
+        return True
+    return any(env in path.parents for env in envs)
 
 
 def _is_utf8(text: str) -> bool:
@@ -303,8 +394,26 @@ def manifest_text(layout: Layout, survey: Survey) -> str:
         known_bad_dir=layout.known_bad_dir,
         lock_file=layout.lock_file,
         fixtures_dir=f"{layout.oracle_dir}/fixtures",
-        oracle_glob=f"{layout.oracle_dir}/**/*.py",
+        oracle_globs=_proposed_oracle_globs(layout, survey),
+        generated_files=_yaml_list(survey.generated),
     )
+
+
+def _proposed_oracle_globs(layout: Layout, survey: Survey) -> str:
+    """The oracle folder, and the tests the project has today: written by its
+    humans before andgate, so they are proposed as its oracle (tests a change adds
+    later stay untrusted). Many files are proposed by folder instead."""
+    own = f"{layout.oracle_dir}/**/*.py"
+    existing = [f for f in survey.test_files if not is_under(f, layout.oracle_dir)]
+    if len(existing) > MAX_PROPOSED_FILES:
+        existing = [g for g in _folder_globs(survey.test_dirs) if g != own]
+    return _yaml_list([own, *existing])
+
+
+def _folder_globs(folders: dict[str, int]) -> list[str]:
+    """One glob per top-most test folder (a folder's glob covers its subfolders)."""
+    tops = [d for d in folders if not any(o != d and is_under(d, o) for o in folders)]
+    return ["*.py" if d == "." else f"{d}/**/*.py" for d in tops]
 
 
 def _report(
@@ -319,25 +428,34 @@ def _report(
     if survey.marker_names:
         lines.append(f"pytest markers found: {', '.join(survey.marker_names)}")
     lines += [f"could not read {name}; its markers are not suggested" for name in survey.unreadable]
-    lines += NEXT_STEPS.format(
-        manifest=layout.manifest,
-        oracle_dir=layout.oracle_dir,
-        known_bad_dir=layout.known_bad_dir,
-        invariants_file=layout.invariants_file,
-    ).splitlines()
+    if survey.generated:
+        lines.append(f"generated files (generated_files): {', '.join(survey.generated)}")
+    lines += next_steps(layout, survey)
     return "\n".join(lines) + "\n"
 
 
-NEXT_STEPS = """\
-Next steps:
-  1. Move human-owned tests under {oracle_dir}/, or point classes.oracle.globs in
-     {manifest} at them (see the suggestions there) and list your owners.
-  2. Write a known-bad fixture: see {known_bad_dir}/README.md.
-  3. Add a property test declaring `# INVARIANT: <text>` and accept <text> as a
-     `- <text>` line of {invariants_file}.
-  4. Run `andgate lock update`, commit, then `andgate classify` and
-     `andgate replay-known-bad` to see the trust inventory and the proof.
-"""
+def next_steps(layout: Layout, survey: Survey) -> list[str]:
+    """Numbered: what the first check would block on, and the command that fixes
+    each; the last step is the pull request that adopts andgate."""
+    kb = layout.known_bad_dir
+    steps = [
+        f"Review classes.oracle.globs in {layout.manifest} (init proposed the tests you have "
+        "today) and list the people who may approve trust-root changes under owners.",
+        "check blocks with NO_KNOWN_BAD until a fixture bites: `andgate known-bad mutants "
+        f"--write 3` proposes some (artifacts/known_bad_proposals/); move one into {kb}/ "
+        f"(or write one: {kb}/README.md).",
+        "`andgate replay-known-bad`: every fixture must make an oracle test fail.",
+        f"check blocks with NO_PROPERTY while require_property_class is true and no property "
+        f"test has an invariant accepted in {layout.invariants_file}: add one, or set "
+        "require_property_class: false until you do.",
+        "`andgate lock update` (pins the files under fixtures_dir).",
+        "`andgate doctor`: what the next check would trip on, and the fix for each.",
+        "Commit only these files on a branch and open a pull request: that change adopts "
+        "andgate (warning ADOPTING) and may not change production code; "
+        "`andgate init --github` adds the workflow that gates it.",
+    ]
+    return ["Next steps:", *(f"  {i}. {step}" for i, step in enumerate(steps, 1))]
+
 
 MANIFEST_TEMPLATE = """\
 # andgate trust manifest, written by `andgate init`.
@@ -355,8 +473,10 @@ classes:
   oracle:
     # true: an oracle change blocks unless an owner approved it.
     require_human_owner: true
-    # Files whose test items are oracle tests. At least one glob.
-    globs: ["{oracle_glob}"]
+    # Files whose test items are oracle tests. At least one glob. Proposed by init:
+    # the oracle folder and the tests this project has today (remove any that a
+    # human does not own; tests a change adds later stay untrusted).
+    globs: {oracle_globs}
 {oracle_suggestions}\
     # Non-empty: only items carrying one of these markers are oracle tests
     # (register the markers in your pytest config). Empty: every item of the files.
@@ -394,8 +514,13 @@ lock_file: {lock_file}
 fixtures_dir: {fixtures_dir}
 # The longest a freeze may last (expires - first_seen), in days.
 max_freeze_days: 28
-# true: an empty property class blocks (NO_PROPERTY).
+# true: an empty property class blocks (NO_PROPERTY). Until you have a property
+# test whose invariant is accepted, every check blocks; set false to adopt first.
 require_property_class: true
+# Files the install writes that git does not track (a version file of setuptools-scm
+# or hatch-vcs): copied into every worktree of the gated head. Found by init in
+# pyproject.toml; add others `andgate doctor` reports (GENERATED_FILES).
+generated_files: {generated_files}
 """
 
 ORACLE_README = """\

@@ -1,8 +1,10 @@
 """`andgate known-bad harvest` and `andgate known-bad mutants`: where fixtures come from.
 
-Both judge the committed HEAD with HEAD's trust config, in temporary worktrees
-(the working tree is never touched), and both first run the oracle class on
-HEAD alone: a patch that "bites" an oracle which already fails proves nothing.
+Both judge the working tree as it is, uncommitted edits included (or `--rev
+REV`), with its own trust config, in temporary worktrees that import the
+worktree's code as `check`'s do (the working tree is never touched), and both
+first run the oracle class there alone: a patch that "bites" an oracle which
+already fails proves nothing. harvest walks the history of HEAD (or REV).
 
 - harvest: the reverse of each recent commit's production diff, re-targeted to
   HEAD, replayed against the oracle class. Reverts the oracle kills are written
@@ -27,7 +29,16 @@ from typing import Any
 
 from andgate import proposals, writer
 from andgate.cache import SharedKillers, default_cache_dir
-from andgate.commands.common import head_config, head_plan, open_repo, plural, table
+from andgate.commands.common import (
+    Target,
+    generated_notes,
+    head_plan,
+    open_target,
+    plural,
+    run_environment,
+    table,
+    target_pool,
+)
 from andgate.config import BaseConfig
 from andgate.errors import AndgateError
 from andgate.exitcodes import HarvestExit, MutantsExit
@@ -48,7 +59,7 @@ from andgate.paths import matching
 from andgate.plan import Plan
 from andgate.records import Outcome, ReplayStatus, Role
 from andgate.run import RunRequest, run_parallel, run_pytest
-from andgate.worktree import WorktreePool, scratch_dir, worktree_pool
+from andgate.worktree import WorktreePool
 
 HARVEST_SCHEMA = "andgate.harvest/1"
 MUTANTS_SCHEMA = "andgate.mutants/1"
@@ -60,23 +71,35 @@ APPLIED = (Fate.KILLED, Fate.MISSED, Fate.COSMETIC)  # the revert applies cleanl
 
 @dataclass(frozen=True)
 class Session:
-    """HEAD, its config, and where the output goes: what both commands start from."""
+    """What is judged, its config, and where the output goes: what both commands
+    start from. `head` is the judged tree's commit."""
 
-    git: Git
-    head: str
-    config: BaseConfig
+    target: Target
     out: Path
     # claimed before any test runs, written at the end through its descriptor;
     # None when the command writes nothing (`mutants` without `--write`)
     folder: writer.Folder | None
 
+    @property
+    def git(self) -> Git:
+        return self.target.git
 
-def _session(repo: Path, manifest: str, out: Path | None, *, writes: bool = True) -> Session:
-    git = open_repo(repo)
-    head, config = head_config(git, manifest)
-    folder = proposals.proposals_folder(git.repo, out, config.manifest.known_bad_dir)
-    claimed = proposals.claim(git.repo, folder) if writes else None
-    return Session(git, head, config, folder, claimed)
+    @property
+    def head(self) -> str:
+        return self.target.commit
+
+    @property
+    def config(self) -> BaseConfig:
+        return self.target.config
+
+
+def _session(
+    repo: Path, manifest: str, out: Path | None, rev: str | None, *, writes: bool = True
+) -> Session:
+    target = open_target(repo, manifest, rev)
+    folder = proposals.proposals_folder(target.git.repo, out, target.config.manifest.known_bad_dir)
+    claimed = proposals.claim(target.git.repo, folder) if writes else None
+    return Session(target, folder, claimed)
 
 
 def _replayer(
@@ -90,8 +113,15 @@ def _replayer(
 ) -> Replayer:
     """The plan of HEAD, with the oracle class proven green there first."""
     plan = head_plan(session.git, session.head, session.config, scratch)
+    environment = run_environment(session.target, plan)
+    for note in generated_notes(session.target, environment):
+        print(note)
     request = RunRequest(
-        "oracle", Role.ORACLE, plan.trusted_oracle_rules, allow_files=plan.trusted_oracle_files
+        "oracle",
+        Role.ORACLE,
+        plan.trusted_oracle_rules,
+        allow_files=plan.trusted_oracle_files,
+        environment=environment,
     )
     _require_green_oracle(session, plan, pool, request, scratch, timeout)
     return Replayer(
@@ -115,16 +145,17 @@ def _require_green_oracle(
     scratch: Path,
     timeout: float,
 ) -> None:
-    head, manifest = session.head[:12], session.config.manifest
+    # The tree judged: the working tree's snapshot (its sha means nothing to the user).
+    head, manifest = _tree_name(session), session.config.manifest
     if not plan.trusted_oracle_files:
         raise AndgateError(
-            f"HEAD {head} has no file matching classes.oracle.globs in {manifest.path}: "
+            f"{head} has no file matching classes.oracle.globs in {manifest.path}: "
             "nothing can kill a candidate; point the globs at human-owned tests"
         )
     with pool.lease(plan.trusted) as worktree:
         result = run_pytest(request, worktree.path, scratch, timeout)
     if result.error:
-        raise AndgateError(f"the oracle class could not run on HEAD {head}: {result.error}")
+        raise AndgateError(f"the oracle class could not run on {head}: {result.error}")
     items = result.selected("oracle")
     failing = [
         i.facts.nodeid for i in items if result.outcome(i.facts.nodeid) is not Outcome.PASSED
@@ -132,12 +163,20 @@ def _require_green_oracle(
     failing += [f"{n or '<session>'} (collection error)" for n, _ in result.collection_errors]
     if failing:
         raise AndgateError(
-            f"the oracle class does not pass on HEAD {head} ({failing[0]}"
+            f"the oracle class does not pass on {head} ({failing[0]}"
             f"{f' and {len(failing) - 1} more' if len(failing) > 1 else ''}), so a failure "
             "under a candidate would prove nothing; fix the oracle first"
         )
     if not items:
-        raise AndgateError(f"no oracle item was collected on HEAD {head} (NO_ORACLE)")
+        raise AndgateError(f"no oracle item was collected on {head} (NO_ORACLE)")
+
+
+def _tree_name(session: Session) -> str:
+    """How messages name what is judged: the working tree, or --rev's commit."""
+    target = session.target
+    if target.commit == target.history:
+        return f"HEAD {target.commit[:12]}" if "working tree" in target.what else target.what
+    return "the working tree (uncommitted edits included)"
 
 
 # -- harvest -------------------------------------------------------------------------------
@@ -154,15 +193,21 @@ def run_harvest(
     jobs: int = 1,
     timeout: float = PROCESS_TIMEOUT,
     cache_dir: Path | None = None,
+    rev: str | None = None,
 ) -> int:
     started = time.monotonic()
-    session = _session(repo, manifest, out)
+    session = _session(repo, manifest, out, rev)
+    print(session.target.first_line("known-bad harvest"))
     since_sha = session.git.resolve(since, what="--since") if since else None
     is_production = production_filter(session.config)
     fixes, scanned = fix_commits(
-        session.git, session.head, since=since_sha, limit=limit, is_production=is_production
+        session.git,
+        session.target.history,
+        since=since_sha,
+        limit=limit,
+        is_production=is_production,
     )
-    with scratch_dir() as scratch, worktree_pool(session.git, scratch / "worktrees") as pool:
+    with target_pool(session.target) as (scratch, pool):
         replayer = _replayer(
             session,
             pool,
@@ -344,17 +389,19 @@ def run_mutants(
     jobs: int = 1,
     timeout: float = PROCESS_TIMEOUT,
     cache_dir: Path | None = None,
+    rev: str | None = None,
 ) -> int:
     started = time.monotonic()
-    session = _session(repo, manifest, out, writes=write > 0)
+    session = _session(repo, manifest, out, rev, writes=write > 0)
+    print(session.target.first_line("known-bad mutants"))
     mutants = _mutants_at_head(session, paths)
     if not mutants:
         where = f" matching {' '.join(paths)}" if paths else ""
         raise AndgateError(
-            f"no production function to mutate at HEAD {session.head[:12]}{where}; "
+            f"no production function to mutate in {_tree_name(session)}{where}; "
             "check --paths (gitignore-style globs relative to the repository root)"
         )
-    with scratch_dir() as scratch, worktree_pool(session.git, scratch / "worktrees") as pool:
+    with target_pool(session.target) as (scratch, pool):
         replayer = _replayer(
             session,
             pool,

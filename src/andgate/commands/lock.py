@@ -24,6 +24,8 @@ from andgate.paths import is_under
 from andgate.records import LockFacts
 
 EXIT_MATCH, EXIT_MISMATCH = LockExit.MATCH, LockExit.MISMATCH
+# Said on every first line, as by every maintainer command: what was looked at.
+WHERE = "; the working tree, uncommitted files included"
 
 
 def run_lock_verify(repo: Path, *, manifest: str) -> int:
@@ -35,10 +37,10 @@ def run_lock_verify(repo: Path, *, manifest: str) -> int:
     if _matches(facts):
         print(
             f"andgate lock verify: {config.lock_file} matches "
-            f"{plural(len(actual), 'file')} under {config.fixtures_dir}"
+            f"{plural(len(actual), 'file')} under {config.fixtures_dir}{WHERE}"
         )
         return EXIT_MATCH
-    print(f"andgate lock verify: {config.lock_file} does not match {config.fixtures_dir}:")
+    print(f"andgate lock verify: {config.lock_file} does not match {config.fixtures_dir}{WHERE}:")
     for line in _difference(facts):
         print(f"  {line}")
     print(
@@ -57,7 +59,7 @@ def run_lock_update(repo: Path, *, manifest: str) -> int:
     if old_text == new_text:
         print(
             f"andgate lock update: {config.lock_file} is up to date "
-            f"({plural(len(actual), 'file')} under {config.fixtures_dir})"
+            f"({plural(len(actual), 'file')} under {config.fixtures_dir}){WHERE}"
         )
         return EXIT_MATCH
     old = locks.parse_lock(old_text, config.lock_file)
@@ -65,7 +67,7 @@ def run_lock_update(repo: Path, *, manifest: str) -> int:
     write_atomic(git.repo / config.lock_file, new_text, repo=git.repo)
     print(
         f"andgate lock update: {'wrote' if old.exists else 'created'} {config.lock_file} "
-        f"({plural(len(actual), 'file')} under {config.fixtures_dir})"
+        f"({plural(len(actual), 'file')} under {config.fixtures_dir}){WHERE}"
     )
     for line in _difference(replace(facts, problems=())):
         print(f"  {line}")

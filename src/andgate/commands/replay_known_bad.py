@@ -1,7 +1,9 @@
-"""`andgate replay-known-bad`: the known-bad proof on HEAD, alone.
+"""`andgate replay-known-bad`: the known-bad proof on the working tree, alone.
 
-Each `*.patch` under HEAD's `known_bad_dir` is applied in its own temporary
-worktree of HEAD and the oracle class runs; the fixture "bites" when at least
+The working tree as it is, uncommitted edits included (or `--rev REV`), is
+judged as `check` judges a head (`commands.common.Target`). Each `*.patch`
+under its `known_bad_dir` is applied in its own temporary worktree and the
+oracle class runs; the fixture "bites" when at least
 one oracle item fails (contract section 4, step 5, with the trusted tree being
 HEAD itself). The user's working tree is never touched, dirty or not.
 
@@ -19,14 +21,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from andgate.commands.common import head_config, head_plan, open_repo, plural, table
+from andgate.commands.common import (
+    Target,
+    generated_notes,
+    head_plan,
+    open_target,
+    plural,
+    run_environment,
+    table,
+    target_pool,
+)
 from andgate.config import BaseConfig
 from andgate.exitcodes import ReplayExit
 from andgate.plan import Plan
 from andgate.records import Outcome, ReplayFacts, ReplayStatus, Role
 from andgate.replay import replay_fixture
 from andgate.run import DEFAULT_TIMEOUT, RunRequest, RunResult, run_parallel, run_pytest
-from andgate.worktree import WorktreePool, scratch_dir, worktree_pool
+from andgate.worktree import WorktreePool
 
 EXIT_OK, EXIT_FAILED, EXIT_NO_FIXTURES = (
     ReplayExit.EVERY_FIXTURE_BIT,
@@ -46,22 +57,31 @@ class Baseline:
 
 
 def run_replay_known_bad(
-    repo: Path, *, manifest: str, jobs: int, timeout: float = DEFAULT_TIMEOUT
+    repo: Path,
+    *,
+    manifest: str,
+    jobs: int,
+    timeout: float = DEFAULT_TIMEOUT,
+    rev: str | None = None,
 ) -> int:
-    git = open_repo(repo)
-    head, config = head_config(git, manifest)
+    target = open_target(repo, manifest, rev)
+    config, head = target.config, target.commit
     folder = config.manifest.known_bad_dir
+    print(target.first_line("replay-known-bad"))
     if not config.known_bad:
         print(
-            f"andgate replay-known-bad: no *.patch fixture under {folder} at HEAD "
-            f"{head[:12]}; add one (see {folder}/README.md, written by andgate init)"
+            f"andgate replay-known-bad: no *.patch fixture under {folder}; "
+            f"add one (see {folder}/README.md, written by andgate init)"
         )
         return EXIT_NO_FIXTURES
-    with scratch_dir() as scratch, worktree_pool(git, scratch / "worktrees") as pool:
-        plan = head_plan(git, head, config, scratch)
+    with target_pool(target) as (scratch, pool):
+        plan = head_plan(target.git, head, config, scratch)
         if not plan.trusted_oracle_files:
             return _no_oracle(config, head)
-        baseline, replays = _replay_all(plan, config, pool, scratch, jobs, timeout)
+        environment = run_environment(target, plan)
+        for note in generated_notes(target, environment):
+            print(note)
+        baseline, replays = _replay_all(plan, target, pool, scratch, (jobs, timeout))
     print(_render(config, head, baseline, replays), end="")
     ok = baseline.error is None and not baseline.not_passing and baseline.items > 0
     return EXIT_OK if ok and all(_bites(r) for r in replays) else EXIT_FAILED
@@ -69,7 +89,7 @@ def run_replay_known_bad(
 
 def _no_oracle(config: BaseConfig, head: str) -> int:
     print(
-        f"andgate replay-known-bad: HEAD {head[:12]} has no file matching "
+        f"andgate replay-known-bad: {head[:12]} has no file matching "
         f"classes.oracle.globs in {config.manifest.path}, so no fixture can bite; "
         "point the globs at human-owned tests"
     )
@@ -78,14 +98,20 @@ def _no_oracle(config: BaseConfig, head: str) -> int:
 
 def _replay_all(
     plan: Plan,
-    config: BaseConfig,
+    target: Target,
     pool: WorktreePool,
     scratch: Path,
-    jobs: int,
-    timeout: float,
+    limits: tuple[int, float],
 ) -> tuple[Baseline, list[ReplayFacts]]:
+    """`limits`: jobs and the timeout per process."""
+    jobs, timeout = limits
+    config = target.config
     request = RunRequest(
-        "oracle", Role.ORACLE, plan.trusted_oracle_rules, allow_files=plan.trusted_oracle_files
+        "oracle",
+        Role.ORACLE,
+        plan.trusted_oracle_rules,
+        allow_files=plan.trusted_oracle_files,
+        environment=run_environment(target, plan),
     )
 
     def baseline() -> RunResult:
@@ -146,7 +172,6 @@ def _status(replay: ReplayFacts) -> tuple[str, str]:
 
 def _render(config: BaseConfig, head: str, baseline: Baseline, replays: list[ReplayFacts]) -> str:
     lines = [
-        f"andgate replay-known-bad: HEAD {head[:12]}, "
         f"{plural(len(replays), 'fixture')} from {config.manifest.known_bad_dir}, "
         f"oracle class {plural(baseline.items, 'item')} in {plural(baseline.files, 'file')}",
         "",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import replace
 
 from andgate.authorship import oracle_file_rule, sort_changes
 from andgate.config import BaseConfig
@@ -36,7 +37,7 @@ def run_inventory_phase(
     allow = config.manifest.production_scan_allow
     scan = with_unscanned_imports(scan, runs.values(), changes, allow)
     scan = with_installed_hooks(scan, state.environment)
-    state.changes = sort_changes(
+    changes_facts = sort_changes(
         changes,
         config.manifest,
         is_oracle_file=oracle_file_rule(config.manifest, holders),
@@ -46,5 +47,6 @@ def run_inventory_phase(
         test_side=config.test_side,
         scan=scan,
     )
+    state.changes = replace(changes_facts, adopting=state.adopting)
     ineffective = ineffective_freezes(config.live_freeze_ids(today), state.inventory)
     state.freezes = freeze_facts(config.freezes, today, ineffective)

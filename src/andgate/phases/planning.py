@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from andgate.config import BaseConfig, runs_xdist
+from andgate.generated import generated_warning, unnamed_generated
 from andgate.git import Git
 from andgate.installed import InstalledProject, find_installed_project
 from andgate.options import CheckOptions
@@ -63,6 +64,10 @@ def plan_phases(
         head_only_plugins=head_only_plugins(git, head if approved else base, project),
         startup_hooks=tuple(startup_hooks(project.distributions)),
     )
+    carried = (path for path, _ in state.generated)
+    unnamed = unnamed_generated(git, project, config.manifest.generated_files, carried)
+    if (warning := generated_warning(unnamed)) is not None:
+        state.warnings.append(warning)
     seed = opts.hypothesis_seed
     state.property_seed = default_hypothesis_seed(base) if seed is None else seed
     return PhaseContext(

@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 
 from andgate.authorship import sort_changes
 from andgate.config import BaseConfig
+from andgate.generated import NONE, Generated
 from andgate.git import Change, Git
 from andgate.paths import ConfigChanges, matches
 from andgate.run import RunEnvironment, RunResult
@@ -50,7 +51,10 @@ def scan_change(
     changes: list[Change],
     config: BaseConfig,
     differs: ConfigChanges,
+    generated: Generated = NONE,
 ) -> ScanResult:
+    """`generated`: the checkout's generated files, production code the change's own
+    build produced: scanned as files the change adds."""
     manifest = config.manifest
     sorted_changes = sort_changes(
         changes,
@@ -77,6 +81,7 @@ def scan_change(
         for c in changes
         if (c.new_path or c.old_path) in production
     ]
+    file_changes += [FileChange(path=f.path, old=None, new=f.data) for f in generated.files]
     if not file_changes:
         return ScanResult(oracle_from_production=from_production)
     allow = manifest.production_scan_allow

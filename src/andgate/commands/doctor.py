@@ -1,0 +1,196 @@
+"""`andgate doctor`: what the next `check` would trip on, and the fix for each.
+
+It judges the working tree as it is (uncommitted edits included), as the other
+maintainer commands do, and looks at everything a first check depends on: the
+manifest, the clone (a shallow one has no merge-base), the target branch (none
+with andgate configuration: the change adopts andgate), the oracle and property
+classes, the known-bad fixtures (present, and each biting), the generated files,
+collection errors, the lock, the freezes and the CI workflow. Each finding is one
+line naming the problem and the command or edit that fixes it.
+
+Exit codes: 0 nothing would trip the next check, 1 something would, 2 could not run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from andgate import locks
+from andgate.adoption import has_andgate_config, target_branch
+from andgate.commands.common import (
+    Target,
+    collect_inventory,
+    head_plan,
+    open_repo,
+    open_target,
+    plural,
+    read_file,
+    target_pool,
+)
+from andgate.commands.lock import fixture_digests
+from andgate.commands.replay_known_bad import _replay_all
+from andgate.errors import FreezeFileError, ManifestError
+from andgate.exitcodes import DoctorExit
+from andgate.git import Git
+from andgate.records import ReplayStatus, TrustClass
+from andgate.run import DEFAULT_TIMEOUT
+
+WORKFLOWS = ".github/workflows"
+
+
+@dataclass
+class Findings:
+    problems: list[str] = field(default_factory=list)  # what the next check trips on
+    notes: list[str] = field(default_factory=list)  # worth knowing, trips nothing
+
+    def problem(self, code: str, what: str, fix: str) -> None:
+        self.problems.append(f"{code}: {what}; fix: {fix}")
+
+
+def run_doctor(
+    repo: Path, *, manifest: str, today: dt.date, jobs: int, timeout: float = DEFAULT_TIMEOUT
+) -> int:
+    git = open_repo(repo)
+    found = Findings()
+    _clone(git, found)
+    try:
+        target = open_target(git.repo, manifest, None)
+    except (ManifestError, FreezeFileError) as exc:
+        found.problem("MANIFEST_INVALID", str(exc), "run `andgate init`, or fix the file named")
+        target = None
+    print(f"andgate doctor: {target.what if target else git.repo}")
+    _target_branch(git, manifest, found)
+    _workflow(git.repo, found)
+    if target is not None:
+        _inventory(target, today, timeout, found)
+        _known_bad(target, jobs, timeout, found)
+        _lock(git, target, found)
+    for line in found.notes:
+        print(f"  note: {line}")
+    for index, line in enumerate(found.problems, 1):
+        print(f"  {index}. {line}")
+    if found.problems:
+        print(f"result: the next check would block: {plural(len(found.problems), 'problem')}")
+        return DoctorExit.PROBLEMS
+    print("result: nothing the next check would trip on")
+    return DoctorExit.OK
+
+
+def _clone(git: Git, found: Findings) -> None:
+    if git.is_shallow():
+        found.problem(
+            "GATE_ERROR",
+            "this is a shallow clone: check finds no merge-base with the target branch",
+            "git fetch --unshallow (in CI: actions/checkout with fetch-depth: 0)",
+        )
+
+
+def _target_branch(git: Git, manifest: str, found: Findings) -> None:
+    target = target_branch(git)
+    if target is None:
+        found.notes.append(
+            "no upstream default branch (origin/HEAD, origin/main): pass check --base REF"
+        )
+    elif not has_andgate_config(git, target, manifest):
+        found.notes.append(
+            f"the target branch ({target[:12]}) has no andgate configuration: the change "
+            "that adds it adopts andgate (ADOPTING) and may not change production code"
+        )
+
+
+def _workflow(root: Path, found: Findings) -> None:
+    folder = root / WORKFLOWS
+    files = sorted(folder.glob("*.y*ml")) if folder.is_dir() else []
+    if not any(b"andgate" in path.read_bytes() for path in files if path.is_file()):
+        found.problem(
+            "CI",
+            f"no workflow under {WORKFLOWS}/ runs andgate, so no pull request is gated",
+            "andgate init --github",
+        )
+
+
+def _inventory(target: Target, today: dt.date, timeout: float, found: Findings) -> None:
+    config, manifest = target.config, target.config.manifest
+    collected = collect_inventory(target, today, timeout)
+    for note in collected.notes:
+        found.problem(
+            "GENERATED_FILES",
+            note.removeprefix("warning GENERATED_FILES: "),
+            "list them under generated_files in the manifest",
+        )
+    for nodeid, message in collected.collection_errors[:5]:
+        first = (message.strip().splitlines() or [""])[-1]
+        found.problem(
+            "COLLECTION_ERROR",
+            f"{nodeid or '<session>'}: {first}",
+            "make it collect (a missing generated file: generated_files in the manifest)",
+        )
+    classes = {r.cls for r in collected.records}
+    if TrustClass.ORACLE not in classes:
+        found.problem(
+            "NO_ORACLE",
+            "no oracle item is collected",
+            f"point classes.oracle.globs in {manifest.path} at human-owned tests",
+        )
+    if manifest.require_property_class and TrustClass.PROPERTY not in classes:
+        why = config.invariants_problem() or "no property file declares an accepted invariant"
+        found.problem(
+            "NO_PROPERTY",
+            f"the property class is empty ({why})",
+            f"add a seeded property test, or set require_property_class: false in {manifest.path}",
+        )
+    for freeze in config.freezes.expired(today):
+        found.problem("FREEZE_EXPIRED", freeze.expired_message(), "andgate freeze prune")
+    for problem in config.freezes.invalid:
+        found.problem("FREEZE_INVALID", problem.message, f"fix {manifest.frozen_flake.freeze_file}")
+
+
+def _known_bad(target: Target, jobs: int, timeout: float, found: Findings) -> None:
+    config = target.config
+    manifest = config.manifest
+    if not manifest.oracle_must_fail_known_bad:
+        return
+    if not config.known_bad:
+        found.problem(
+            "NO_KNOWN_BAD",
+            f"no *.patch fixture under {manifest.known_bad_dir}",
+            f"andgate known-bad mutants --write 3, then move one into {manifest.known_bad_dir}/",
+        )
+        return
+    with target_pool(target) as (scratch, pool):
+        plan = head_plan(target.git, target.commit, config, scratch)
+        if not plan.trusted_oracle_files:
+            return  # NO_ORACLE, reported above
+        baseline, replays = _replay_all(plan, target, pool, scratch, (jobs, timeout))
+    if baseline.error or baseline.not_passing:
+        what = baseline.error or f"{baseline.not_passing[0]} does not pass"
+        found.problem("ORACLE_FAILED", what, "fix the oracle class on this tree first")
+    for replay in replays:
+        if replay.status is ReplayStatus.STALE:
+            found.problem(
+                "KNOWN_BAD_STALE",
+                f"{replay.name} does not apply: {replay.problem}",
+                "regenerate it against the current code",
+            )
+        elif replay.status is ReplayStatus.GREEN:
+            found.problem(
+                "ORACLE_NEUTRALIZED",
+                f"{replay.name} leaves every oracle item passing",
+                "strengthen the oracle, or replace the fixture",
+            )
+        elif replay.status is ReplayStatus.ERROR:
+            found.problem("GATE_ERROR", f"{replay.name}: {replay.error}", "see its log")
+
+
+def _lock(git: Git, target: Target, found: Findings) -> None:
+    manifest = target.config.manifest
+    lock = locks.parse_lock(read_file(git.repo, manifest.lock_file), manifest.lock_file)
+    facts = locks.compare(lock, fixture_digests(git, manifest.fixtures_dir), manifest.fixtures_dir)
+    if facts.missing or facts.extra or facts.changed or facts.problems:
+        found.problem(
+            "LOCK_MISMATCH",
+            f"{manifest.lock_file} does not match the files under {manifest.fixtures_dir}",
+            "andgate lock update",
+        )
