@@ -443,7 +443,7 @@ def test_the_approval_sources_refusal_names_the_field_and_the_valid_sources():
             "production_scan.allow['src/**']: unknown construct 'nope'; valid names: "
             "harness_reference, harness_env, stack_inspection, constant_comparison, "
             "exit_at_import, shadowing_module, implicit_import, binary_file, gitattributes, "
-            "oracle_literal",
+            "oracle_literal, hard_coded_answer",
         ),
     ],
 )
