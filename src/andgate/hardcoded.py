@@ -9,11 +9,12 @@ A literal on a line the change adds to production code is a hard-coded answer
 (`hard_coded_answer`, PRODUCTION_SUSPICIOUS) when all of these hold:
 
 - an oracle test at base holds the same literal (an input, an expected value, a
-  parametrized case: any literal of its code, docstrings aside);
+  parametrized case: any literal of its code, docstrings aside; or a value of an
+  oracle's JSON fixture);
 - it is distinctive (`why_not_distinctive`): a string of at least
   `MIN_STRING_CHARS` characters that is not one word or name, or a number with at
   least `MIN_SIGNIFICANT_DIGITS` significant digits; for a literal the added line
-  compares against (`==`, `!=`, `in`, a dict key, a `match` case) the bar is lower
+  compares against (`==`, `!=`, `in`, `is`, a dict key, a `match` case) the bar is lower
   (`MIN_COMPARED_CHARS`, and single words count) because a comparison with an
   oracle's input is the special case itself;
 - it appears nowhere in what the author was given: base's files outside the test
