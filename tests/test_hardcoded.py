@@ -222,6 +222,24 @@ def test_a_literal_base_gave_the_author_does_not_block(path: str, text: str) -> 
     assert check(head, given={CORE: BASE}).answers  # and without it, it blocks
 
 
+@pytest.mark.parametrize(
+    "base_line",
+    [
+        'MESSAGE = "no such option: %s"\n',
+        'def f(name):\n    return f"no such option: {name}"\n',
+        'MESSAGE = "no such option: {option!r}"\n',
+    ],
+    ids=["%s", "f-string", "format field"],
+)
+def test_a_format_template_base_holds_in_another_style_does_not_block(base_line: str) -> None:
+    """A template is its text; the placeholders' style is a refactoring's choice."""
+    oracle = b'def test_x():\n    assert f() == "no such option: {}".format("x")\n'
+    head = 'def f(name):\n    return "no such option: {}".format(name)\n'
+    given = {CORE: BASE, "src/pkg/errors.py": base_line}
+    assert check(head, given=given, oracles={ORACLE_PATH: oracle}) == HardCodedResult()
+    assert check(head, oracles={ORACLE_PATH: oracle}).answers  # and without it, it blocks
+
+
 def test_only_added_lines_and_no_docstring_count() -> None:
     base = 'def shout(s):\n    return "HELLO WORLD!"\n'
     head = (

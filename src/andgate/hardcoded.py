@@ -314,12 +314,14 @@ class Corpus:
     use (it can be most of a repository). A literal is given when a Python file
     holds it as a literal (however its source spells it: implicit concatenation,
     escapes, another quote) or any file's text holds it; a sequence, when each of
-    its items is."""
+    its items is; a format template (`"no such option: {}"`), when base holds its
+    text with placeholders of any style (`%s`, `{name}`, an f-string's)."""
 
     def __init__(self, files: Iterable[tuple[str, bytes]]) -> None:
         self._files = files
         self._texts: list[tuple[str, str]] = []
         self._literals: dict[LiteralKey, str] | None = None
+        self._shapes: dict[str, str] = {}
 
     def where(self, key: LiteralKey) -> str | None:
         """A file that holds the literal, or None."""
@@ -333,16 +335,22 @@ class Corpus:
             assert isinstance(value, tuple)
             places = [self.where(item) for item in value if not is_trivial(item)]
             return places[0] if places and all(places) else None
+        shape = template_shape(key)
+        if shape is not None and shape in self._shapes:
+            return self._shapes[shape]
         pattern = literal_pattern(key)
         return next((path for path, text in self._texts if pattern.search(text)), None)
 
     def _read(self) -> None:
-        self._literals = {}
+        self._literals, self._shapes = {}, {}
         for path, data in self._files:
             self._texts.append((path, decode(data)))
             if PurePosixPath(path).suffix in GIVEN_PYTHON:
                 for key in file_literals(data):
                     self._literals.setdefault(key, path)
+                    shape = template_shape(key)
+                    if shape is not None:
+                        self._shapes.setdefault(shape, path)
 
 
 GIVEN_PYTHON = frozenset({*PYTHON_SUFFIXES, ".pyi"})
@@ -358,15 +366,33 @@ def file_literals(data: bytes) -> frozenset[LiteralKey]:
     return frozenset(k for k in map(literal_key, ast.walk(tree)) if k is not None)
 
 
+# A placeholder of str.format, an f-string or %-formatting: `{}`, `{name!r}`, `%s`, `%(n)d`.
+PLACEHOLDER = re.compile(r"\{[^{}]*\}|%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdrifgxXeEc]")
+
+
+def template_shape(key: LiteralKey) -> str | None:
+    """A format template's text with each placeholder as NUL; None for anything else."""
+    kind, value = key
+    if kind != "str" or not PLACEHOLDER.search(str(value)):
+        return None
+    return PLACEHOLDER.sub("\0", str(value))
+
+
 def literal_pattern(key: LiteralKey) -> re.Pattern[str]:
     """How a string or number reads in a file's text: a string's characters (also
-    as a Python literal would escape them), a number's digits."""
+    as a Python literal would escape them; a template's placeholders in any style),
+    a number's digits."""
     kind, value = key
     if kind in ("str", "bytes"):
         text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
-        escaped = repr(text)[1:-1]
-        return re.compile("|".join(sorted({re.escape(text), re.escape(escaped)})))
+        forms = {text, repr(text)[1:-1]}
+        return re.compile("|".join(sorted(_text_pattern(form) for form in forms)))
     return re.compile(rf"(?<![\w.]){re.escape(repr(value))}(?![\w.])")
+
+
+def _text_pattern(text: str) -> str:
+    parts = PLACEHOLDER.split(text)
+    return f"(?:{PLACEHOLDER.pattern})".join(re.escape(part) for part in parts)
 
 
 def hard_coded_answers(
