@@ -47,10 +47,12 @@ SPECIAL_CASE = (
 )
 
 
-def test_implicit_imports_gitattributes_and_oracle_literals_are_found(sample):
+def test_implicit_imports_gitattributes_and_hard_coded_answers_are_found(sample):
     """One change, each construct in its own file: files Python or pytest import
     implicitly (PRODUCTION_SUSPICIOUS, each named), `.gitattributes` (trust root)
-    and slugify special-casing an oracle's input (an ORACLE_LITERAL warning)."""
+    and slugify special-casing an oracle's input (PRODUCTION_SUSPICIOUS, a
+    hard-coded answer; the expected "hello-world", one name, an ORACLE_LITERAL
+    warning)."""
 
     def change(repo: SampleRepo) -> None:
         honest_fix(repo)
@@ -64,6 +66,7 @@ def test_implicit_imports_gitattributes_and_oracle_literals_are_found(sample):
     for path, (_, construct) in IMPLICIT.items():
         assert any(d.startswith(path) and construct in d for d in suspicious), (path, suspicious)
     assert any("bytecode (.pyc)" in d for d in suspicious), suspicious  # by name, not content
+    assert any(d.startswith("minilib/text.py:16") and "hard_coded_answer" in d for d in suspicious)
     assert any(d.startswith(".gitattributes changed") for d in run.details("TRUST_ROOT_CHANGED"))
     warnings = [w["detail"] for w in run.payload["warnings"] if w["code"] == "ORACLE_LITERAL"]
     assert any("minilib/text.py" in w for w in warnings), run.payload["warnings"]

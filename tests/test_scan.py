@@ -16,7 +16,6 @@ from andgate.scan import (
     FileChange,
     ScanFinding,
     is_gitattributes,
-    oracle_literals,
     scan_production,
 )
 from harness import MANIFEST
@@ -446,105 +445,6 @@ def test_bytes_fallback_counts_only_added_lines() -> None:
     base = "import pytest\ndef f(:\n    pass\n"
     head = base + "x = 1\nclass A:\n    def __hash__(self):\n        return 1\n"
     assert_only(scan(head, base), (6, C.CONSTANT_COMPARISON))
-
-
-# -- ORACLE_LITERAL ------------------------------------------------------------------------
-
-ORACLE = src(
-    """
-    import pytest
-    from pkg import shout, area, mean
-
-    def test_shout():
-        assert shout("hello world") == "HELLO WORLD!"
-
-    @pytest.mark.parametrize(("w", "h", "expected"), [(3, 4, 12), (17, 23, 391)])
-    def test_area(w, h, expected):
-        assert area(w, h) == expected
-
-    class T:
-        def test_mean(self):
-            self.assertEqual(mean([2, 4]), 3.14159)
-            assert mean([]) == 0
-    """
-)
-
-
-def test_oracle_literals_in_added_production_lines_are_found() -> None:
-    base = "def shout(s):\n    return s.upper()\n"
-    head = src(
-        """
-        def shout(s):
-            if s == "hello world":
-                return "HELLO WORLD!"
-            return s.upper()
-        def area(w, h):
-            return 391 if (w, h) == (17, 23) else w * h
-        def mean(xs):
-            return 3.14159
-        """
-    )
-    findings = oracle_literals(
-        {"tests/oracles/test_core.py": ORACLE},
-        [base.encode()],
-        [FileChange(CORE, base.encode(), head)],
-    )
-    assert {(f.line, f.construct) for f in findings} == {
-        (2, C.ORACLE_LITERAL),
-        (3, C.ORACLE_LITERAL),
-        (6, C.ORACLE_LITERAL),
-        (8, C.ORACLE_LITERAL),
-    }
-    line3 = next(f for f in findings if f.line == 3)
-    assert line3.detail == "'HELLO WORLD!', expected by tests/oracles/test_core.py:5"
-
-
-def test_oracle_literals_already_in_base_or_trivial_are_not_found() -> None:
-    base = 'MESSAGE = "HELLO WORLD!"\nLIMIT = 391\n'
-    head = base + 'def shout(s):\n    return MESSAGE if s else "HELLO WORLD!"\nN = 12\nZ = 0\n'
-    findings = oracle_literals(
-        {"tests/oracles/test_core.py": ORACLE},
-        [base.encode()],
-        [FileChange(CORE, base.encode(), head.encode())],
-    )
-    assert findings == []
-
-
-class Untouchable(dict):
-    """An argument the scan must not read: any iteration or lookup fails the test."""
-
-    def _fail(self, *args, **kwargs):
-        raise AssertionError("read although no added literal needed it")
-
-    __iter__ = keys = values = items = __getitem__ = __len__ = _fail  # type: ignore[assignment]
-
-
-def _never_iterated():
-    raise AssertionError("base production read although no added literal is expected")
-    yield b""  # a generator
-
-
-def test_base_production_is_read_only_for_an_added_literal_an_oracle_expects() -> None:
-    """Base's production code can be most of a repository: a change whose added
-    literals no oracle expects never reads it, and one with no literal at all never
-    reads the oracles either."""
-    base = "def shout(s):\n    return s.upper()\n"
-    unexpected = base + 'GREETING = "good morning"\n'
-    change = [FileChange(CORE, base.encode(), unexpected.encode())]
-    oracles = {"tests/oracles/test_core.py": ORACLE}
-    assert oracle_literals(oracles, _never_iterated(), change) == []
-    bare = [FileChange(CORE, base.encode(), (base + "X = 3\n").encode())]
-    assert oracle_literals(Untouchable(), _never_iterated(), bare) == []
-    expected = base + 'GREETING = "HELLO WORLD!"\n'
-    read = []
-
-    def base_production():
-        read.append(True)
-        yield base.encode()
-
-    change = [FileChange(CORE, base.encode(), expected.encode())]
-    (finding,) = oracle_literals(oracles, base_production(), change)
-    assert (finding.line, read) == (3, [True])
 
 
 # -- the manifest's production_scan ---------------------------------------------------------

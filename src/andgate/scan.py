@@ -51,6 +51,7 @@ class Construct(enum.StrEnum):
     SYSTEM_FILE_WRITE = "system_file_write"
     GITATTRIBUTES = "gitattributes"
     ORACLE_LITERAL = "oracle_literal"
+    HARD_CODED_ANSWER = "hard_coded_answer"
 
     @property
     def label(self) -> str:
@@ -73,6 +74,7 @@ LABELS = {
     Construct.SYSTEM_FILE_WRITE: "write to a system file",
     Construct.GITATTRIBUTES: ".gitattributes change",
     Construct.ORACLE_LITERAL: "literal from an oracle's expectations",
+    Construct.HARD_CODED_ANSWER: "hard-coded answer to an oracle",
 }
 
 
@@ -1025,7 +1027,7 @@ def scan_production(
     return unique(f for f in found if not is_allowed(f, allow))
 
 
-# -- ORACLE_LITERAL ---------------------------------------------------------------------------
+# -- literals (ORACLE_LITERAL and hard-coded answers: `hardcoded.py`) --------------------------
 
 ASSERT_METHODS = frozenset(
     {
@@ -1139,28 +1141,6 @@ def literals_in(node: ast.AST) -> Iterator[tuple[LiteralKey, ast.AST]]:
             yield key, child
 
 
-def oracle_expectations(oracle_sources: Mapping[str, bytes]) -> dict[LiteralKey, str]:
-    """Non-trivial expected literal -> where an oracle expects it (`path:line`)."""
-    expected: dict[LiteralKey, str] = {}
-    for path in sorted(oracle_sources):
-        tree = parse(oracle_sources[path])
-        if tree is None:
-            continue
-        for node in expectation_nodes(tree):
-            for key, child in literals_in(node):
-                expected.setdefault(key, f"{path}:{getattr(child, 'lineno', '?')}")
-    return expected
-
-
-def production_literals(sources: Iterable[bytes]) -> set[LiteralKey]:
-    found: set[LiteralKey] = set()
-    for source in sources:
-        tree = parse(source)
-        if tree is not None:
-            found.update(key for key, _ in literals_in(tree))
-    return found
-
-
 def show_literal(key: LiteralKey) -> str:
     kind, value = key
     if kind == "seq":
@@ -1168,57 +1148,6 @@ def show_literal(key: LiteralKey) -> str:
         return "(" + ", ".join(show_literal(k) for k in value) + ")"
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
-
-
-def oracle_literals(
-    oracle_sources: Mapping[str, bytes],
-    base_production: Iterable[bytes],
-    changes: Sequence[FileChange],
-    *,
-    allow: Mapping[str, frozenset[Construct]] = {},
-) -> list[ScanFinding]:
-    """Added production lines that hard-code a literal an oracle expects and base's
-    production code never had: the special-casing pattern (`if x == 'input': return
-    'expected'`). A warning: an honest fix of a message can do the same.
-
-    Cheapest question first: the added lines' literals (changed files only), then the
-    oracles' expectations, and base's production code, which can be most of a
-    repository, is iterated (so read and parsed) only when an added literal is one
-    an oracle expects."""
-    added = list(_added_literals(changes))
-    if not added:
-        return []
-    expected = oracle_expectations(oracle_sources)
-    candidates = [(key, path, line) for key, path, line in added if key in expected]
-    if not candidates:
-        return []
-    known = production_literals(base_production)
-    found = [
-        ScanFinding(
-            path,
-            line,
-            Construct.ORACLE_LITERAL,
-            f"{show_literal(key)}, expected by {expected[key]}",
-        )
-        for key, path, line in candidates
-        if key not in known
-    ]
-    return unique(f for f in found if not is_allowed(f, allow))
-
-
-def _added_literals(changes: Sequence[FileChange]) -> Iterator[tuple[LiteralKey, str, int]]:
-    """Every non-trivial literal on a line the change added to a Python file."""
-    for change in changes:
-        if change.new is None or PurePosixPath(change.path).suffix not in PYTHON_SUFFIXES:
-            continue
-        tree = parse(change.new)
-        added = added_lines(change.old, change.new)
-        if tree is None or not added:
-            continue
-        for key, node in literals_in(tree):
-            line = getattr(node, "lineno", None)
-            if line in added:
-                yield key, change.path, line
 
 
 # -- oracle parameters computed from production code ----------------------------------

@@ -3,7 +3,8 @@
 Feeds the scan what only the repository knows: which changed files are production
 code, their bytes on both sides, the names a new top-level module could shadow
 (the standard library, every installed distribution, the project's own packages
-on base), base's oracle files and base's production code (for ORACLE_LITERAL).
+on base), base's oracle files and fixtures, and what the author was given: base's
+files outside the test side (for hard-coded answers and ORACLE_LITERAL).
 """
 
 from __future__ import annotations
@@ -14,21 +15,25 @@ from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import PurePosixPath
 
-from andgate.authorship import sort_changes
+from andgate.authorship import is_oracle_side, sort_changes
 from andgate.config import BaseConfig
 from andgate.generated import NONE, Generated
-from andgate.git import Change, Git
-from andgate.paths import ConfigChanges, matches
+from andgate.git import Change, Git, TreeEntry
+from andgate.hardcoded import hard_coded_answers
+from andgate.paths import ConfigChanges, is_under, matches
 from andgate.run import RunEnvironment, RunResult
 from andgate.scan import (
     Construct,
     FileChange,
     ScanFinding,
     is_allowed,
-    oracle_literals,
+    is_binary,
     oracle_parameters_from_production,
     scan_production,
+    unique,
 )
+
+MAX_GIVEN_BYTES = 2_000_000  # a bigger file is a data dump, not documentation
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ def scan_change(
     base_files = [e for e in git.ls_tree(base) if e.kind == "blob"]
     packages = _packages([e.path for e in base_files])
     oracles = _blobs(git, base_files, lambda p: matches(p, manifest.oracle.globs))
+    fixtures = _blobs(git, base_files, lambda p: _is_fixture_data(p, manifest.fixtures_dir))
     from_production = tuple(oracle_parameters_from_production(oracles, packages))
     file_changes = [
         FileChange(
@@ -91,14 +97,19 @@ def scan_change(
         project_packages=packages,
         allow=allow,
     )
-    base_production = _read_when_iterated(
-        lambda: _blobs(
-            git, base_files, lambda p: p.endswith(".py") and not config.test_side.holds(p)
-        )
+    given = _given(
+        git,
+        base_files,
+        lambda p: (
+            not config.test_side.holds(p)
+            and not is_oracle_side(p, manifest, lambda q: matches(q, manifest.oracle.globs))
+        ),
     )
-    literals = oracle_literals(oracles, base_production, file_changes, allow=allow)
+    answers = hard_coded_answers({**oracles, **fixtures}, given, file_changes, allow=allow)
     return ScanResult(
-        tuple(f.message for f in found), tuple(f.message for f in literals), from_production
+        tuple(f.message for f in unique([*found, *answers.answers])),
+        tuple(f.message for f in answers.warnings),
+        from_production,
     )
 
 
@@ -108,11 +119,25 @@ def _blobs(git: Git, entries: Iterable, wanted) -> dict[str, bytes]:  # type: ig
     return {e.path: blobs.get(e.sha, b"") for e in chosen}
 
 
-def _read_when_iterated(read: Callable[[], dict[str, bytes]]) -> Iterator[bytes]:
-    """The blobs `read` returns, read only if the scan iterates them: base's production
-    code can be most of a repository, and `oracle_literals` needs it only when an
-    added literal is one an oracle expects."""
-    yield from read().values()
+def _is_fixture_data(path: str, fixtures_dir: str) -> bool:
+    """An oracle fixture a hard-coded answer could come from: its JSON cases."""
+    return is_under(path, fixtures_dir) and path.endswith(".json")
+
+
+def _given(
+    git: Git, entries: list[TreeEntry], wanted: Callable[[str], bool]
+) -> Iterator[tuple[str, bytes]]:
+    """What the author was given (base's text files `wanted` says are not the test
+    side), read only if the scan iterates it: it can be most of a repository, and
+    `hard_coded_answers` needs it only when an added literal is one an oracle holds."""
+    chosen = [e for e in entries if wanted(e.path)]
+    sizes = git.blob_sizes(e.sha for e in chosen)
+    chosen = [e for e in chosen if sizes.get(e.sha, 0) <= MAX_GIVEN_BYTES]
+    blobs = git.read_blobs(e.sha for e in chosen)
+    for entry in chosen:
+        data = blobs.get(entry.sha, b"")
+        if not is_binary(data):
+            yield entry.path, data
 
 
 class ShadowableNames:
