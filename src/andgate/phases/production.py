@@ -56,12 +56,7 @@ def scan_change(
     oracles = _blobs(git, base_files, lambda p: matches(p, manifest.oracle.globs))
     from_production = tuple(oracle_parameters_from_production(oracles, packages))
     file_changes = [
-        FileChange(
-            path=c.new_path or c.old_path or "",
-            old=git.read_blob(base, c.old_path) if c.old_path else None,
-            new=git.read_blob(head, c.new_path) if c.new_path else None,
-            old_path=c.old_path if c.old_path != c.new_path else None,
-        )
+        _file_change(c, *git.read_sides(base, head, c))
         for c in changes
         if (c.new_path or c.old_path) in production
     ]
@@ -82,6 +77,15 @@ def scan_change(
     literals = oracle_literals(oracles, base_production, file_changes, allow=allow)
     return ScanResult(
         tuple(f.message for f in found), tuple(f.message for f in literals), from_production
+    )
+
+
+def _file_change(change: Change, old: bytes | None, new: bytes | None) -> FileChange:
+    return FileChange(
+        path=change.new_path or change.old_path or "",
+        old=old,
+        new=new,
+        old_path=change.old_path if change.old_path != change.new_path else None,
     )
 
 
