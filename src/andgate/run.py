@@ -77,6 +77,11 @@ BOOTSTRAP = (
 # 0.2-0.7 s per process, and a test's leftover non-daemon thread cannot keep
 # the process alive until the timeout.
 DEFAULT_TIMEOUT = 1800.0
+# Each test item's limit (`check --item-timeout`): an item that loops forever fails,
+# named, within a minute instead of costing the process its whole `--timeout`. A
+# user may not go below the floor: a loaded CI machine slows honest items down.
+DEFAULT_ITEM_TIMEOUT = 60.0
+ITEM_TIMEOUT_FLOOR = 30.0
 PR_SET_CHILD_SUBREAPER = 36
 # CI credentials that test code must never see (contract section 4), plus the
 # manifest's `scrub_env` globs.
@@ -95,6 +100,8 @@ class RunEnvironment:
     checkout: Path | None = None
     project: InstalledProject = field(default_factory=InstalledProject)
     scrub_env: tuple[str, ...] = ()
+    # Each test item's time limit in seconds (None: only the process's `--timeout`).
+    item_timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,14 @@ class RunRequest:
     junit_name: str | None = None
     shard: Shard | None = None
     environment: RunEnvironment = field(default_factory=RunEnvironment)
+    # Only these items run (a replay's timed-out item, rerun alone), or all but these.
+    only_items: tuple[str, ...] | None = None
+    skip_items: tuple[str, ...] = ()
+    item_timeout: float | None = None  # this run's limit, when not the environment's
+
+    @property
+    def item_limit(self) -> float | None:
+        return self.item_timeout if self.item_timeout is not None else self.environment.item_timeout
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +235,9 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
         "shard": None if request.shard is None else request.shard.to_json(),
         "checkout": None if environment.checkout is None else str(environment.checkout),
         "project": environment.project.to_json(),
+        "only_items": None if request.only_items is None else list(request.only_items),
+        "skip_items": list(request.skip_items),
+        "item_timeout": request.item_limit,
     }
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     args = pytest_argv(request, spec_path, junit, worktree, _config_file(worktree, scratch))

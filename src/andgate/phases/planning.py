@@ -44,6 +44,7 @@ def plan_phases(
         checkout=git.repo,
         project=find_installed_project(git.repo, plan.head_paths),
         scrub_env=config.manifest.scrub_env,
+        item_timeout=opts.item_timeout,
     )
     seed = opts.hypothesis_seed
     state.property_seed = default_hypothesis_seed(base) if seed is None else seed
