@@ -186,3 +186,16 @@ def test_a_hang_outside_any_item_is_the_processs_timeout(sample):
     run = sample.gate(head, item_timeout=LIMIT, timeout=20, cache_dir=None)
     assert "GATE_ERROR" in run.codes
     assert any("ran past the 20s timeout" in d for d in run.details("GATE_ERROR"))
+
+
+def test_an_item_the_alarm_cannot_stop_is_stopped_by_the_gate(sample, monkeypatch):
+    """`sum(range(10**12))` runs in C holding the GIL: no signal handler runs until
+    it returns. The gate sees no item finish for the limit plus its grace, and stops
+    the process instead of waiting for `--timeout`."""
+    monkeypatch.setattr("andgate.run.STALL_GRACE", 5.0)
+    test = "def test_c_loop():\n    sum(range(10**12))\n"
+    head = sample.change(lambda r: r.write({"tests/test_c_loop.py": test}))
+    run = sample.gate(head, item_timeout=LIMIT, timeout=300, cache_dir=None)
+    [error] = run.details("GATE_ERROR")
+    assert error.startswith("the untrusted pytest process stopped responding: no test item")
+    assert "past the 3 s item limit" in error

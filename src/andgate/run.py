@@ -82,6 +82,11 @@ DEFAULT_TIMEOUT = 1800.0
 # user may not go below the floor: a loaded CI machine slows honest items down.
 DEFAULT_ITEM_TIMEOUT = 60.0
 ITEM_TIMEOUT_FLOOR = 30.0
+# The gate's fallback: a process with an item limit in which no item finished for
+# this much longer than the limit is stuck where the plugin's alarm cannot reach
+# (C code that holds the GIL), and is stopped, not waited for until `--timeout`.
+STALL_GRACE = 60.0
+STALL_POLL = 2.0
 PR_SET_CHILD_SUBREAPER = 36
 # CI credentials that test code must never see (contract section 4), plus the
 # manifest's `scrub_env` globs.
@@ -246,8 +251,17 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
     env = test_environment(environment.scrub_env)
     argv = [sys.executable, "-P", "-c", BOOTSTRAP]
     server = fork_server(env, environment, scratch)
-    code, timed_out = _run_session(argv, worktree, log, timeout, env, launch, server)
+    limit = request.item_limit
+    watch = None if limit is None else StallWatch(Path(f"{results}.progress"), limit + STALL_GRACE)
+    code, timed_out = _run_session(argv, worktree, log, timeout, env, launch, server, watch)
     seconds = time.monotonic() - started
+    if watch is not None and watch.stalled:
+        error = (
+            f"the {request.label} pytest process stopped responding: no test item finished "
+            f"in {watch.after:.0f}s, past the {limit:g} s item limit (an item blocked where "
+            "the item timeout cannot stop it, such as C code that holds the GIL)"
+        )
+        return RunResult(request.label, None, seconds, error=error, log=log, junit=junit)
     if timed_out:
         error = f"the {request.label} pytest process ran past the {timeout:.0f}s timeout"
         return RunResult(request.label, None, seconds, error=error, log=log, junit=junit)
@@ -597,6 +611,7 @@ def _run_session(
     env: dict[str, str] | None = None,
     stdin: str | None = None,
     server: ForkServer | None = None,
+    watch: StallWatch | None = None,
 ) -> tuple[int | None, bool]:
     """Run `argv` (or, with `server`, a fork of it that runs the bootstrap with
     `stdin` as its launch line) in its own session; (exit code, timed out). The
@@ -632,7 +647,7 @@ def _run_session(
         try:
             if stopping:
                 _signal_group(proc)
-            code = proc.wait(timeout=timeout)
+            code = _wait(proc, timeout, watch)
             timed_out = False
         except subprocess.TimeoutExpired:
             code, timed_out = -1, True
@@ -642,6 +657,38 @@ def _run_session(
                 _RUNNING.discard(proc)
             kill_orphans()  # a no-op while another run is active
     return code, timed_out
+
+
+class StallWatch:
+    """Whether a pytest process stopped finishing items: its progress file (written
+    once collection is done and as items finish) has not changed for `after` s."""
+
+    def __init__(self, progress: Path, after: float) -> None:
+        self.progress, self.after = progress, after
+        self.stalled = False
+
+    def check(self) -> bool:
+        with contextlib.suppress(OSError):
+            age = time.time() - self.progress.stat().st_mtime
+            self.stalled = age > self.after
+        return self.stalled
+
+
+def _wait(
+    proc: subprocess.Popen[bytes] | ForkedChild, timeout: float, watch: StallWatch | None
+) -> int | None:
+    """The process's exit code; TimeoutExpired past `timeout` or once `watch` says
+    it stalled (the caller kills its group either way)."""
+    if watch is None:
+        return proc.wait(timeout=timeout)
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return proc.wait(timeout=max(min(STALL_POLL, left), 0.01))
+        except subprocess.TimeoutExpired:
+            if left <= STALL_POLL or watch.check():
+                raise
 
 
 def _feed(proc: subprocess.Popen[bytes], text: str | None) -> None:
