@@ -49,6 +49,7 @@ class CheckOptions:
             "approvals": self.approvals,
             "discrimination": self.discrimination,
             "discrimination_budget": self.discrimination_budget,
+            "item_timeout": self.item_timeout,  # an item's outcome depends on it
         }
 
 
