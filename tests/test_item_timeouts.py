@@ -9,6 +9,9 @@ The gate runs use a 3 s item limit (CheckOptions takes any; the CLI's floor is 3
 
 from __future__ import annotations
 
+import os
+import time
+
 import pytest
 
 from andgate.cli import main
@@ -199,3 +202,15 @@ def test_an_item_the_alarm_cannot_stop_is_stopped_by_the_gate(sample, monkeypatc
     [error] = run.details("GATE_ERROR")
     assert error.startswith("the untrusted pytest process stopped responding: no test item")
     assert "past the 3 s item limit" in error
+
+
+def test_the_stall_watch_reads_the_progress_files_age(tmp_path):
+    from andgate.run import StallWatch
+
+    progress = tmp_path / "oracle.results.json.progress"
+    watch = StallWatch(progress, after=60.0)
+    assert not watch.check()  # no file yet: still collecting, nothing to judge
+    progress.write_text("3 10\n", encoding="utf-8")
+    assert not watch.check()
+    os.utime(progress, (time.time() - 61, time.time() - 61))
+    assert watch.check() and watch.stalled

@@ -227,6 +227,8 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
     junit = scratch / f"{stem}.xml" if request.junit_name else None
     log = scratch / f"{stem}.log"
     results.unlink(missing_ok=True)
+    # An earlier run's (same label) would look like a process that finished nothing.
+    Path(f"{results}.progress").unlink(missing_ok=True)
     environment = request.environment
     spec = {
         "role": Role(request.role).value,
