@@ -21,7 +21,7 @@ from pathlib import Path
 from types import FrameType
 
 from andgate import __version__, isolation
-from andgate.errors import Interrupted, guarded
+from andgate.errors import BadInput, Interrupted, guarded
 from andgate.exitcodes import (
     CheckExit,
     ClassifyExit,
@@ -35,7 +35,12 @@ from andgate.exitcodes import (
     ReplayExit,
 )
 from andgate.manifest import DEFAULT_MANIFEST
-from andgate.run import DEFAULT_TIMEOUT, fix_mmap_threshold
+from andgate.run import (
+    DEFAULT_ITEM_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    ITEM_TIMEOUT_FLOOR,
+    fix_mmap_threshold,
+)
 
 
 def _date(text: str) -> dt.date:
@@ -161,6 +166,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_TIMEOUT,
         metavar="S",
         help=f"limit for each pytest process in seconds (default: {DEFAULT_TIMEOUT:.0f})",
+    )
+    check.add_argument(
+        "--item-timeout",
+        type=_positive_float,
+        default=DEFAULT_ITEM_TIMEOUT,
+        metavar="S",
+        help=f"limit for each test item in seconds, at least {ITEM_TIMEOUT_FLOOR:.0f}: an "
+        "item past it fails, named, and the rest of its class still runs "
+        f"(default: {DEFAULT_ITEM_TIMEOUT:.0f})",
+    )
+    # Tests only: a lower floor, so that a test of a hanging item takes seconds.
+    check.add_argument(
+        "--item-timeout-floor", type=float, default=ITEM_TIMEOUT_FLOOR, help=argparse.SUPPRESS
     )
     check.add_argument(
         "--hypothesis-seed",
@@ -586,6 +604,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         artifacts=args.artifacts,
         jobs=args.jobs,
         timeout=args.timeout,
+        item_timeout=_item_timeout(args),
         hypothesis_seed=args.hypothesis_seed,
         cache_dir=None if args.no_cache else default_cache_dir(),
         progress=Progress(sys.stderr, quiet=args.quiet),
@@ -620,6 +639,15 @@ def workflow_commands_stopped() -> Iterator[None]:
         yield
     finally:
         print(end, file=sys.stderr, flush=True)
+
+
+def _item_timeout(args: argparse.Namespace) -> float:
+    if args.item_timeout < args.item_timeout_floor:
+        raise BadInput(
+            f"--item-timeout {args.item_timeout:g}: at least {args.item_timeout_floor:g} s, "
+            "so that a loaded CI machine does not fail honest items; raise it"
+        )
+    return float(args.item_timeout)
 
 
 def _run_shard(opts) -> int:  # type: ignore[no-untyped-def]

@@ -30,6 +30,9 @@ from andgate.signals import WAKE
 DEFAULT_TIMEOUT = 120.0
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+ABSENT_MODE = "000000"  # `git diff --raw`: no file on that side
+GITLINK_MODE = "160000"  # a submodule: a commit of another repository
+REGULAR_FILE_MODES = ("100644", "100755")  # not a symbolic link, a submodule or nothing
 # Up to this many objects a read asks the check's long-lived `cat-file` process, one
 # round trip each; a larger batch is one `cat-file` process of its own, which reads
 # its whole input at once.
@@ -81,6 +84,8 @@ class Change:
     new_path: str | None
     old_mode: str
     new_mode: str
+    old_sha: str = ""  # the blob on each side ("": unknown, read by path)
+    new_sha: str = ""
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -271,6 +276,24 @@ class Git:
         [(header, body)] = self._cat("--batch", [encode_path(f"{commit}:{path}")])
         return body if b" blob " in header else None
 
+    def read_sides(self, base: str, head: str, change: Change) -> tuple[bytes | None, bytes | None]:
+        """A change's bytes before (at base) and after (at head); None for a side with
+        no file: an added or deleted path, or one that is a folder or a submodule there.
+        What every phase reading a change's contents should call: an added file has no
+        old path, a deleted one no new path."""
+        old = self._side(base, change.old_path, change.old_mode, change.old_sha)
+        new = self._side(head, change.new_path, change.new_mode, change.new_sha)
+        return old, new
+
+    def _side(self, commit: str, path: str | None, mode: str, sha: str) -> bytes | None:
+        """One side of a change, read by its blob's sha when the diff gave one (any
+        path, even one with a newline, which `read_blob` cannot ask for)."""
+        if path is None or mode in (ABSENT_MODE, GITLINK_MODE):
+            return None  # nothing there, or another repository's commit
+        if sha.strip("0"):
+            return self.read_blobs([sha]).get(sha)
+        return self.read_blob(commit, path)
+
     def blob_sizes(self, shas: Iterable[str]) -> dict[str, int]:
         """Byte sizes of many blobs."""
         wanted = list(dict.fromkeys(shas))
@@ -291,7 +314,9 @@ class Git:
         }
 
     def diff_raw(self, base: str, head: str) -> list[Change]:
-        raw = self.run("diff", "--raw", "-z", "-M", "--no-ext-diff", base, head).stdout
+        raw = self.run(
+            "diff", "--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff", base, head
+        ).stdout
         return parse_raw_diff(raw)
 
     def dirty_paths(self) -> list[str]:
@@ -376,7 +401,7 @@ def parse_raw_diff(raw: bytes) -> list[Change]:
     changes, i = [], 0
     while i < len(fields) and fields[i]:
         meta = fields[i].decode().lstrip(":").split(" ")
-        old_mode, new_mode, status = meta[0], meta[1], meta[4]
+        old_mode, new_mode, old_sha, new_sha, status = meta[:5]
         if status[0] in "RC":
             old, new = decode_path(fields[i + 1]), decode_path(fields[i + 2])
             i += 3
@@ -385,7 +410,7 @@ def parse_raw_diff(raw: bytes) -> list[Change]:
             old = None if status == "A" else path
             new = None if status == "D" else path
             i += 2
-        changes.append(Change(status[0], old, new, old_mode, new_mode))
+        changes.append(Change(status[0], old, new, old_mode, new_mode, old_sha, new_sha))
     return changes
 
 

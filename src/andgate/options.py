@@ -11,7 +11,7 @@ from andgate.bundle import BundleKey
 from andgate.cache import default_cache_dir
 from andgate.manifest import DEFAULT_MANIFEST
 from andgate.progress import Progress
-from andgate.run import DEFAULT_TIMEOUT
+from andgate.run import DEFAULT_ITEM_TIMEOUT, DEFAULT_TIMEOUT
 from andgate.units import Split
 from andgate.work import Recorded
 
@@ -29,6 +29,7 @@ class CheckOptions:
     artifacts: Path | None = None
     jobs: int = os.cpu_count() or 1
     timeout: float = DEFAULT_TIMEOUT
+    item_timeout: float = DEFAULT_ITEM_TIMEOUT  # each test item's limit (the CLI's floor: 30 s)
     hypothesis_seed: int | None = None
     cache_dir: Path | None = field(default_factory=default_cache_dir)
     progress: Progress | None = None  # status lines on stderr (the CLI's, unless --quiet)
@@ -48,6 +49,7 @@ class CheckOptions:
             "approvals": self.approvals,
             "discrimination": self.discrimination,
             "discrimination_budget": self.discrimination_budget,
+            "item_timeout": self.item_timeout,  # an item's outcome depends on it
         }
 
 

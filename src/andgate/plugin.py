@@ -32,8 +32,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import sys
+import threading
 import time
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +52,20 @@ RECORDER_KEY = pytest.StashKey["Recorder"]()
 WORKER_KEY = "andgate"
 # Worse outcomes win when an item reports a phase more than once.
 SEVERITY = {"passed": 0, "skipped": 1, "failed": 2}
+# After an item's time is up, its alarm fires again this often: code that swallows
+# the first ItemTimeout (`except BaseException`) still stops.
+REFIRE = 1.0
+# A teardown after the item's time is up still gets this long to clean up.
+TEARDOWN_GRACE = 5.0
+
+
+class ItemTimeout(BaseException):
+    """Raised in the main thread when a test item runs past its limit. Not an
+    Exception: test code's `except Exception` must not swallow it."""
+
+
+def timed_out_message(limit: float) -> str:
+    return f"timed out after {limit:g} s"
 
 
 def activate(spec_path: str) -> None:
@@ -150,6 +167,12 @@ class Recorder:
         self.total, self.done, self.shown = 0, 0, 0.0
         # Reports carry pytest's node id; this maps it to the root-relative one.
         self.canonical: dict[str, str] = {}
+        # Rerun alone: only these items run (root-relative node ids).
+        only = spec.get("only_items")
+        self.only_items = None if only is None else frozenset(only)
+        self.skip_items = frozenset(spec.get("skip_items") or ())
+        limit = spec.get("item_timeout")
+        self.clock = ItemClock(float(limit)) if limit else None
 
     # -- collection -------------------------------------------------------------
 
@@ -200,6 +223,9 @@ class Recorder:
             if self.only is not None and facts.nodeid not in self.only:
                 drop.append(item)
                 continue
+            if self.only_items is not None:
+                wanted = wanted and facts.nodeid in self.only_items
+            wanted = wanted and facts.nodeid not in self.skip_items
             record = {**facts.to_json(), "class": cls.value, "why": why}
             if wanted and self.role is not Role.COLLECT:
                 record["skip_mark"] = _skip_mark(item)
@@ -253,25 +279,60 @@ class Recorder:
 
     # -- running ----------------------------------------------------------------
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_call(self, item: pytest.Item) -> None:
-        """Runs just before the test body: a seed is recorded only if it ran."""
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, None]:
+        """Each item's time limit counts from its setup to the end of its teardown."""
+        if self.clock is not None:
+            self.clock.start(item.nodeid)
+        try:
+            yield
+        finally:
+            if self.clock is not None:
+                self.clock.stop()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, Any, None]:
+        with _armed(self.clock, "setup"):
+            yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
+        """Just before the test body: a seed is recorded only if it ran."""
         seeds = _seeds_of(item)
         if seeds:
             self.seeds.setdefault(self.canonical.get(item.nodeid, item.nodeid), []).extend(seeds)
+        with _armed(self.clock, "call"):
+            yield
 
     @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-        """Mark a skip for a missing module on its report (it travels through xdist).
-        Looked at before the other implementations run: pytest's unittest support
-        replaces a `SkipTest` with a new skip that has lost its cause."""
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, Any, None]:
+        with _armed(self.clock, "teardown"):
+            yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, Any, None]:
+        """Where the item ran (an xdist worker too), on its report, which travels to
+        xdist's controller: a phase its alarm stopped is a failure that says so, even
+        when the test swallowed the ItemTimeout; a skip for a missing module is marked.
+        The cause of a skip is looked at before the other implementations run: pytest's
+        unittest support replaces a `SkipTest` with a new skip that has lost its cause."""
         pending = getattr(item, "_excinfo", None)  # a unittest TestCase's, not yet raised
         missing = _missing_module(call.excinfo) or bool(
             isinstance(pending, list) and pending and _missing_module(pending[0])
         )
         outcome = yield
         report = outcome.get_result()
-        if missing and report is not None and report.skipped:
+        if report is None:
+            return
+        fired = None if self.clock is None else self.clock.fired_in(item.nodeid, call.when)
+        if fired is not None:
+            report.andgate_timeout = fired
+            if not report.failed:
+                report.outcome = "failed"
+                report.longrepr = f"ItemTimeout: {timed_out_message(fired)}"
+        elif missing and report.skipped:
             report.andgate_missing_module = True
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -293,6 +354,11 @@ class Recorder:
         previous = entry.get(report.when)
         if previous is None or SEVERITY.get(report.outcome, 3) > SEVERITY.get(previous, 3):
             entry[report.when] = report.outcome
+        _add_seconds(entry, report.duration)
+        limit = getattr(report, "andgate_timeout", None)
+        if limit is not None:
+            entry["timeout"] = limit
+            entry["message"] = timed_out_message(limit)  # the reason, whatever came first
         if hasattr(report, "wasxfail"):
             entry["wasxfail"] = True
             entry.setdefault("message", str(report.wasxfail))
@@ -372,6 +438,77 @@ class Recorder:
             "foreign": sorted(self.foreign),
             "unscanned": self.unscanned,
         }
+
+
+class ItemClock:
+    """One time limit for every item of a process, enforced in the main thread by
+    SIGALRM (`setitimer`): the handler raises ItemTimeout between two bytecodes, so
+    a loop that holds the GIL stops, and a sleep or a lock wait is interrupted.
+    Armed only while a phase of an item runs, never while pytest reports."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.nodeid: str | None = None
+        self.deadline = 0.0
+        self.when = ""
+        self.fired: dict[tuple[str, str], float] = {}  # (nodeid, phase) -> limit
+        self.previous: Any = None  # the SIGALRM handler the suite had
+
+    def start(self, nodeid: str) -> None:
+        self.nodeid, self.deadline = nodeid, time.monotonic() + self.limit
+
+    def stop(self) -> None:
+        self.nodeid = None
+
+    def fired_in(self, nodeid: str, when: str) -> float | None:
+        return self.fired.get((nodeid, when))
+
+    def arm(self, when: str) -> bool:
+        """Start the alarm for this phase; False where no alarm can be set (not the
+        main thread: signal handlers run only there)."""
+        if self.nodeid is None or threading.current_thread() is not threading.main_thread():
+            return False
+        self.when = when
+        left = self.deadline - time.monotonic()
+        if left <= 0 and when == "teardown":
+            left = TEARDOWN_GRACE
+        self.previous = signal.signal(signal.SIGALRM, self._fire)
+        signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
+        return True
+
+    def disarm(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self.previous or signal.SIG_DFL)
+
+    def _fire(self, signum: int, frame: Any) -> None:
+        if self.nodeid is None:
+            return
+        self.fired[(self.nodeid, self.when)] = self.limit
+        signal.setitimer(signal.ITIMER_REAL, REFIRE)
+        raise ItemTimeout(timed_out_message(self.limit))
+
+
+class _armed:
+    """The item's alarm around one phase (nothing without a limit)."""
+
+    def __init__(self, clock: ItemClock | None, when: str) -> None:
+        self.clock, self.when, self.on = clock, when, False
+
+    def __enter__(self) -> None:
+        self.on = self.clock is not None and self.clock.arm(self.when)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.on and self.clock is not None:
+            self.clock.disarm()
+
+
+def _add_seconds(entry: dict[str, Any], duration: float) -> None:
+    """An item's time over its phases, to a tenth of a second and only from 0.1 s:
+    a run's durations bound the limit of the item's later runs, and most items
+    share one report entry in the gate's memory (`run._Compact`)."""
+    seconds = round(entry.get("seconds", 0.0) + float(duration or 0.0), 1)
+    if seconds >= 0.1:
+        entry["seconds"] = seconds
 
 
 def _drop_idle_hypothesis_summary(config: pytest.Config) -> None:

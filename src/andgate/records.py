@@ -262,6 +262,7 @@ class ReplayFacts:
     problem: str = ""
     error: str | None = None
     seconds: float = 0.0
+    timed_out: tuple[str, ...] = ()  # of `failed`, those that ran past their limit
 
     @property
     def status(self) -> ReplayStatus:

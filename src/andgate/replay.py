@@ -33,7 +33,8 @@ proves nothing (the whole class decides); one whose items fail is a limit
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -41,13 +42,20 @@ from andgate.cache import KillerCache
 from andgate.config import BaseConfig, KnownBad
 from andgate.records import KnownBadFacts, Outcome, ReplayFacts
 from andgate.replay_order import first_files
-from andgate.run import RunRequest, run_pytest
+from andgate.run import ITEM_TIMEOUT_FLOOR, RunRequest, RunResult, run_pytest
+from andgate.signals import wait_event
 from andgate.worktree import WorktreePool
 
 # An attempt that failed and passed on rerun noticed the bug too.
 BITES = {Outcome.FAILED, Outcome.ERROR, Outcome.RERUN_PASSED}
 COLLECTION_ERROR = "collection error in "  # how a replay's collection error is listed
 DIFF_HEADER = re.compile(rb"^diff --git a/.* b/(?P<path>.*)$")
+# An oracle item that timed out under a fixture runs again alone with a limit of this
+# many times what it took in the check's own run of the oracle class (within the floor
+# and the check's item limit); the class runs again without one that does not time out
+# again, at most this many times.
+ALONE_FACTOR = 10.0
+MAX_UNCONFIRMED = 3
 # A symbolic link (mode 120000) created, re-targeted or re-moded by the patch.
 SYMLINK_LINE = re.compile(rb"^(?:new file mode|new mode) 120000\s*$|^index \S+ 120000\s*$")
 
@@ -97,6 +105,7 @@ def replay_fixture(
     timeout: float,
     cache: KillerCache | None = None,
     oracle_digest: str = "",
+    plain: PlainRun | None = None,
 ) -> ReplayFacts:
     refused = refusal(fixture.patch)
     if refused is not None:
@@ -120,6 +129,7 @@ def replay_fixture(
         allowed = request.allow_files or ()
         first = _files_of(killers, allowed) or first_files(fixture.patch, worktree.path, allowed)
         facts = _likely_first(fixture, request, first, worktree.path, scratch, timeout)
+        facts = _confirm_timeouts(fixture, request, facts, worktree.path, scratch, timeout, plain)
     if facts.failed and not facts.error:
         cache.put(fixture.patch, oracle_digest, [f for f in facts.failed if "::" in f])
     return facts
@@ -187,8 +197,92 @@ def _run(
     failed = [
         i.facts.nodeid for i in result.selected("oracle") if result.outcome(i.facts.nodeid) in BITES
     ]
+    timed_out = tuple(n for n in failed if result.reports.get(n, {}).get("timeout") is not None)
     failed += [f"{COLLECTION_ERROR}{nodeid}" for nodeid, _ in result.collection_errors]
-    return ReplayFacts(fixture.name, applied=True, failed=tuple(failed), seconds=seconds)
+    return ReplayFacts(
+        fixture.name, applied=True, failed=tuple(failed), seconds=seconds, timed_out=timed_out
+    )
+
+
+class PlainRun:
+    """How long each oracle item took in this check's own run of the oracle class
+    (head's code, no fixture), once every process of it ended. Never a cache: a
+    duration a test could write would set another item's limit."""
+
+    def __init__(self) -> None:
+        self._ended = threading.Event()
+        self._seconds: dict[str, float] = {}
+
+    def ended(self, runs: Iterable[RunResult]) -> None:
+        for run in runs:
+            if run.error:
+                continue
+            for nodeid, entry in run.reports.items():
+                self._seconds[nodeid] = float(entry.get("seconds") or 0.0)
+        self._ended.set()
+
+    def seconds(self, nodeid: str) -> float | None:
+        """What the item took there (waits for the class to end); None: not run."""
+        wait_event(self._ended, None)
+        return self._seconds.get(nodeid)
+
+
+def alone_limit(limit: float, plain_seconds: float | None) -> float:
+    """A timed-out item's limit when it runs again alone: bounded by its plain run."""
+    if plain_seconds is None:
+        return limit
+    return min(limit, max(ITEM_TIMEOUT_FLOOR, ALONE_FACTOR * plain_seconds))
+
+
+def _confirm_timeouts(
+    fixture: KnownBad,
+    request: RunRequest,
+    facts: ReplayFacts,
+    worktree: Path,
+    scratch: Path,
+    timeout: float,
+    plain: PlainRun | None,
+) -> ReplayFacts:
+    """A kill by a timeout counts only when the item times out again, alone: a
+    loaded machine can slow an honest item past its limit, and a bite it did not
+    earn would pass a fixture the oracles no longer catch. An item that does not
+    is set aside and the class runs again without it (in its own order)."""
+    set_aside: tuple[str, ...] = ()
+    for _ in range(MAX_UNCONFIRMED):
+        if facts.error or not facts.timed_out or set(facts.failed) - set(facts.timed_out):
+            return facts  # no kill by a timeout alone: nothing to confirm
+        item = facts.timed_out[0]
+        limit = request.item_limit or timeout
+        alone = replace(
+            request,
+            label=f"{request.label} alone",
+            allow_files=(item.split("::", 1)[0],),
+            first_files=(),
+            only_items=(item,),
+            item_timeout=alone_limit(limit, plain.seconds(item) if plain else None),
+        )
+        again = _run(fixture, alone, worktree, scratch, timeout, spent=facts)
+        if again.error or item in again.timed_out:
+            return replace(again, failed=again.timed_out or again.failed)
+        set_aside += (item,)
+        rest = replace(
+            request,
+            label=f"{request.label} without {len(set_aside)}",
+            first_files=(),
+            skip_items=set_aside,
+        )
+        facts = _run(fixture, rest, worktree, scratch, timeout, spent=again)
+    if facts.error or not facts.timed_out or set(facts.failed) - set(facts.timed_out):
+        return facts
+    return ReplayFacts(
+        fixture.name,
+        applied=True,
+        error=(
+            f"oracle items timed out under the fixture but not when rerun alone "
+            f"({', '.join(set_aside)}); raise --item-timeout or give the runner more room"
+        ),
+        seconds=facts.seconds,
+    )
 
 
 def known_bad_facts(

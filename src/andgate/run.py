@@ -78,6 +78,16 @@ BOOTSTRAP = (
 # 0.2-0.7 s per process, and a test's leftover non-daemon thread cannot keep
 # the process alive until the timeout.
 DEFAULT_TIMEOUT = 1800.0
+# Each test item's limit (`check --item-timeout`): an item that loops forever fails,
+# named, within a minute instead of costing the process its whole `--timeout`. A
+# user may not go below the floor: a loaded CI machine slows honest items down.
+DEFAULT_ITEM_TIMEOUT = 60.0
+ITEM_TIMEOUT_FLOOR = 30.0
+# The gate's fallback: a process with an item limit in which no item finished for
+# this much longer than the limit is stuck where the plugin's alarm cannot reach
+# (C code that holds the GIL), and is stopped, not waited for until `--timeout`.
+STALL_GRACE = 60.0
+STALL_POLL = 2.0
 PR_SET_CHILD_SUBREAPER = 36
 # CI credentials that test code must never see (contract section 4), the CI runner's
 # command files (what the step publishes: runner_files.py), plus the manifest's
@@ -115,6 +125,8 @@ class RunEnvironment:
     # What the project's installed distributions run at start-up besides the standard
     # editable hook (read while planning, before any test runs): PRODUCTION_SUSPICIOUS.
     startup_hooks: tuple[str, ...] = ()
+    # Each test item's time limit in seconds (None: only the process's `--timeout`).
+    item_timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -144,6 +156,14 @@ class RunRequest:
     junit_name: str | None = None
     shard: Shard | None = None
     environment: RunEnvironment = field(default_factory=RunEnvironment)
+    # Only these items run (a replay's timed-out item, rerun alone), or all but these.
+    only_items: tuple[str, ...] | None = None
+    skip_items: tuple[str, ...] = ()
+    item_timeout: float | None = None  # this run's limit, when not the environment's
+
+    @property
+    def item_limit(self) -> float | None:
+        return self.item_timeout if self.item_timeout is not None else self.environment.item_timeout
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +271,8 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
     junit = scratch / f"{stem}.xml" if request.junit_name else None
     log = scratch / f"{stem}.log"
     results.unlink(missing_ok=True)
+    # An earlier run's (same label) would look like a process that finished nothing.
+    Path(f"{results}.progress").unlink(missing_ok=True)
     environment = request.environment
     spec = {
         "role": Role(request.role).value,
@@ -265,6 +287,9 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
         "shard": None if request.shard is None else request.shard.to_json(),
         "checkout": None if environment.checkout is None else str(environment.checkout),
         "project": environment.project.to_json(),
+        "only_items": None if request.only_items is None else list(request.only_items),
+        "skip_items": list(request.skip_items),
+        "item_timeout": request.item_limit,
     }
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     args = pytest_argv(request, spec_path, junit, worktree, _config_file(worktree, scratch))
@@ -273,8 +298,17 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
     env = test_environment(environment.scrub_env)
     argv = [sys.executable, "-P", "-c", BOOTSTRAP]
     server = fork_server(env, environment, scratch)
-    code, timed_out = _run_session(argv, worktree, log, timeout, env, launch, server)
+    limit = request.item_limit
+    watch = None if limit is None else StallWatch(Path(f"{results}.progress"), limit + STALL_GRACE)
+    code, timed_out = _run_session(argv, worktree, log, timeout, env, launch, server, watch)
     seconds = time.monotonic() - started
+    if watch is not None and watch.stalled:
+        error = (
+            f"the {request.label} pytest process stopped responding: no test item finished "
+            f"in {watch.after:.0f}s, past the {limit:g} s item limit (an item blocked where "
+            "the item timeout cannot stop it, such as C code that holds the GIL)"
+        )
+        return RunResult(request.label, None, seconds, error=error, log=log, junit=junit)
     if timed_out:
         error = f"the {request.label} pytest process ran past the {timeout:.0f}s timeout"
         return RunResult(request.label, None, seconds, error=error, log=log, junit=junit)
@@ -624,6 +658,7 @@ def _run_session(
     env: dict[str, str] | None = None,
     stdin: str | None = None,
     server: ForkServer | None = None,
+    watch: StallWatch | None = None,
 ) -> tuple[int | None, bool]:
     """Run `argv` (or, with `server`, a fork of it that runs the bootstrap with
     `stdin` as its launch line) in its own session; (exit code, timed out). The
@@ -659,7 +694,7 @@ def _run_session(
         try:
             if stopping:
                 _signal_group(proc)
-            code = proc.wait(timeout=timeout)
+            code = _wait(proc, timeout, watch)
             timed_out = False
         except subprocess.TimeoutExpired:
             code, timed_out = -1, True
@@ -669,6 +704,38 @@ def _run_session(
                 _RUNNING.discard(proc)
             kill_orphans()  # a no-op while another run is active
     return code, timed_out
+
+
+class StallWatch:
+    """Whether a pytest process stopped finishing items: its progress file (written
+    once collection is done and as items finish) has not changed for `after` s."""
+
+    def __init__(self, progress: Path, after: float) -> None:
+        self.progress, self.after = progress, after
+        self.stalled = False
+
+    def check(self) -> bool:
+        with contextlib.suppress(OSError):
+            age = time.time() - self.progress.stat().st_mtime
+            self.stalled = age > self.after
+        return self.stalled
+
+
+def _wait(
+    proc: subprocess.Popen[bytes] | ForkedChild, timeout: float, watch: StallWatch | None
+) -> int | None:
+    """The process's exit code; TimeoutExpired past `timeout` or once `watch` says
+    it stalled (the caller kills its group either way)."""
+    if watch is None:
+        return proc.wait(timeout=timeout)
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return proc.wait(timeout=max(min(STALL_POLL, left), 0.01))
+        except subprocess.TimeoutExpired:
+            if left <= STALL_POLL or watch.check():
+                raise
 
 
 def _feed(proc: subprocess.Popen[bytes], text: str | None) -> None:

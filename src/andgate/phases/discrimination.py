@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from andgate.git import Change, Git
+from andgate.git import REGULAR_FILE_MODES, Change, Git
 from andgate.mutate import mutants_of
 from andgate.phases.context import PhaseContext, is_part_of
 from andgate.records import DiscriminationFacts, Outcome, Role
@@ -264,10 +264,13 @@ def _mutants(
         path = change.new_path
         if not path or not path.endswith(".py") or ctx.config.test_side.holds(path):
             continue
+        if change.new_mode not in REGULAR_FILE_MODES:
+            continue  # a link's blob is the name it points to: no code to mutate
         if ctx.config.manifest.production_globs and path not in _production(ctx):
             continue
-        new = (git.read_blob(head, path) or b"").decode("utf-8", "replace")
-        old = (git.read_blob(base, change.old_path) or b"").decode("utf-8", "replace")
+        before, after = git.read_sides(base, head, change)
+        old = (before or b"").decode("utf-8", "replace")
+        new = (after or b"").decode("utf-8", "replace")
         lines = _added_lines(old, new)
         for mutant in mutants_of(path, new):
             if mutant.line in lines and len(out) < MAX_MUTANTS:

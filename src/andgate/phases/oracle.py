@@ -8,13 +8,14 @@ sandboxed) against base's test side: the trusted tree.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Collection, Iterable
 
 from andgate.cache import KillerCache
 from andgate.github import approves_head
-from andgate.phases.context import PhaseContext
+from andgate.phases.context import PhaseContext, is_part_of
 from andgate.records import ItemResult, OracleFacts, Outcome, Role, Unpinned
-from andgate.replay import known_bad_facts, replay_fixture
+from andgate.replay import PlainRun, known_bad_facts, replay_fixture
 from andgate.run import RunRequest, RunResult, class_facts
 from andgate.shard import collect_only_weight
 from andgate.state import RunName
@@ -33,17 +34,21 @@ def run_oracle_phase(ctx: PhaseContext) -> None:
     )
     tasks: list[Callable[[], object]] = []
     base_pin = _base_pin_task(ctx)
+    plain = PlainRun()
     if plan.trusted_oracle_files:
         preload = collect_only_weight(plan.oracle_sizes) if base_pin is not None else 0
-        tasks += ctx.class_tasks(
+        class_tasks = ctx.class_tasks(
             RunName.ORACLE, request, plan.trusted, plan.oracle_sizes, last_preload=preload
         )
+        tasks += _telling(plain, class_tasks, ctx)
+    else:
+        plain.ended(())
     if base_pin is not None:
         # After the shards, so every shard starts at once: the last one, lighter by the
         # pin's weight, ends first and takes it. Before it, a shard the sizes misjudge
         # (one heavily parametrised file) would wait behind the whole collection.
         tasks.append(base_pin)
-    tasks += _replay_tasks(ctx, request)
+    tasks += _replay_tasks(ctx, request, plain)
     ctx.run("oracle phase", tasks)
     ctx.merge_class(RunName.ORACLE)
     state.oracle = oracle_facts(
@@ -112,7 +117,37 @@ def _skips_on_base(ctx: PhaseContext) -> RunResult | None:
     return ctx.state.runs.get(RunName.BASE_SKIPS)
 
 
-def _replay_tasks(ctx: PhaseContext, request: RunRequest) -> list[Callable[[], object]]:
+def _telling(
+    plain: PlainRun, class_tasks: list[Callable[[], None]], ctx: PhaseContext
+) -> list[Callable[[], None]]:
+    """The oracle class's tasks, telling the replays what each item took once the
+    last of them ended (queued first, so a replay that waits for them never waits
+    for a task that has not started)."""
+    if not class_tasks:
+        plain.ended(())
+        return class_tasks
+    left, lock = [len(class_tasks)], threading.Lock()
+
+    def watched(task: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                task()
+            finally:
+                with lock:
+                    left[0] -= 1
+                    last = left[0] == 0
+                if last:
+                    runs = list(ctx.state.runs.items())  # other tasks add to it
+                    plain.ended(r for name, r in runs if is_part_of(RunName.ORACLE, name))
+
+        return run
+
+    return [watched(t) for t in class_tasks]
+
+
+def _replay_tasks(
+    ctx: PhaseContext, request: RunRequest, plain: PlainRun
+) -> list[Callable[[], object]]:
     manifest, plan = ctx.config.manifest, ctx.plan
     if not (manifest.oracle_must_fail_known_bad and plan.trusted_oracle_files):
         return []
@@ -133,6 +168,7 @@ def _replay_tasks(ctx: PhaseContext, request: RunRequest) -> list[Callable[[], o
                 timeout=ctx.timeout,
                 cache=KillerCache(ctx.cache_dir),
                 oracle_digest=plan.trusted_oracle_digest,
+                plain=plain,
             )
         )
 

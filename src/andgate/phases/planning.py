@@ -63,6 +63,7 @@ def plan_phases(
         scrub_env=config.manifest.scrub_env,
         head_only_plugins=head_only_plugins(git, head if approved else base, project),
         startup_hooks=tuple(startup_hooks(project.distributions)),
+        item_timeout=opts.item_timeout,
     )
     carried = (path for path, _ in state.generated)
     unnamed = unnamed_generated(git, project, config.manifest.generated_files, carried)

@@ -76,14 +76,7 @@ def scan_change(
     fixtures = _blobs(git, base_files, lambda p: _is_fixture_data(p, manifest.fixtures_dir))
     from_production = tuple(oracle_parameters_from_production(oracles, packages))
     file_changes = [
-        FileChange(
-            path=c.new_path or c.old_path or "",
-            old=git.read_blob(base, c.old_path) if c.old_path else None,
-            new=git.read_blob(head, c.new_path) if c.new_path else None,
-            old_path=c.old_path if c.old_path != c.new_path else None,
-            old_mode=c.old_mode if c.old_path else None,
-            new_mode=c.new_mode if c.new_path else None,
-        )
+        _file_change(c, *git.read_sides(base, head, c))
         for c in changes
         if (c.new_path or c.old_path) in production
     ]
@@ -110,6 +103,17 @@ def scan_change(
         tuple(f.message for f in unique([*found, *answers.answers])),
         tuple(f.message for f in answers.warnings),
         from_production,
+    )
+
+
+def _file_change(change: Change, old: bytes | None, new: bytes | None) -> FileChange:
+    return FileChange(
+        path=change.new_path or change.old_path or "",
+        old=old,
+        new=new,
+        old_path=change.old_path if change.old_path != change.new_path else None,
+        old_mode=change.old_mode if change.old_path else None,
+        new_mode=change.new_mode if change.new_path else None,
     )
 
 
