@@ -183,7 +183,8 @@ def test_known_bad_proposals_leave_the_artifacts_folder_self_ignored(make_repo):
     from andgate.report import claim_artifacts_for
 
     repo = make_repo({"README.md": "x\n"})
-    proposals.open_folder(proposals.proposals_folder(repo.path, None, "tests/kb"))
+    folder = proposals.proposals_folder(repo.path, None, "tests/kb")
+    proposals.claim(repo.path, folder).close()
     assert (repo.path / "artifacts/.gitignore").read_text().splitlines()[-1] == "*"
     assert repo.run("status", "--porcelain") == ""
     folder = claim_artifacts_for(repo.path, None)
@@ -410,7 +411,7 @@ def _adopt(project: Project, upstream: str) -> None:
     assert len(problems) == 1 and "fix: andgate init --github" in problems[0], done.stdout
     assert project.andgate("init", "--github").returncode == 0
     workflow = (repo.path / ".github/workflows/andgate.yml").read_text()
-    assert '      - run: python -m pip install -e ".[test]"\n' in workflow
+    assert '        run: python -m pip install -e ".[test]"\n' in workflow
     done = project.andgate("doctor", "--jobs", "2")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.endswith("result: nothing the next check would trip on\n")

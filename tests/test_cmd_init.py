@@ -351,7 +351,7 @@ def test_init_github_installs_the_test_dependencies(make_repo, kind):
     repo = make_repo(files)
     assert run_init(repo.path, github=True) == 0
     text = read(repo, GITHUB_WORKFLOW)
-    assert f"      - run: {install}" in text
+    assert f"        run: {install}" in text
     steps = yaml.safe_load(text)["jobs"]["andgate"]["steps"]
     first_run = next(s["run"] for s in steps if "run" in s)
     assert first_run.startswith("python -m pip install -e ")

@@ -5,6 +5,7 @@ descriptor. Per command, a committed symlink at each level of the path it writes
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -110,14 +111,14 @@ PROPOSALS_LEVELS = [("artifacts", ()), ("artifacts/known_bad_proposals", ("artif
 def test_known_bad_harvest_refuses_a_committed_symlink(sample, capsys, link, real) -> None:  # type: ignore[no-untyped-def]
     target = commit_link(sample, link, real)
     code = main(["known-bad", "harvest", "--repo", str(sample.path)])
-    assert "symbolic link" in refused(capsys, code, target)
+    assert re.search("symbolic link|through a symlink", refused(capsys, code, target))
 
 
 @pytest.mark.parametrize(("link", "real"), PROPOSALS_LEVELS)
 def test_known_bad_mutants_write_refuses_a_committed_symlink(sample, capsys, link, real) -> None:  # type: ignore[no-untyped-def]
     target = commit_link(sample, link, real)
     code = main(["known-bad", "mutants", "--repo", str(sample.path), "--write", "1"])
-    assert "symbolic link" in refused(capsys, code, target)
+    assert re.search("symbolic link|through a symlink", refused(capsys, code, target))
 
 
 ARTIFACT_LEVELS = [("out", ()), ("out/reports", ("out",)), ("out/reports/gate", ("out/reports",))]

@@ -18,7 +18,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from andgate.commands.common import collect_inventory, open_repo, plural, read_file, table
+from andgate.commands.common import (
+    Target,
+    collect_inventory,
+    open_repo,
+    plural,
+    read_file,
+    table,
+)
 from andgate.config import BaseConfig, load_base_config
 from andgate.disputes import (
     MAX_REASON,
@@ -31,6 +38,7 @@ from andgate.disputes import (
 )
 from andgate.errors import AndgateError, BadInput, guarded
 from andgate.exitcodes import DisputeExit
+from andgate.generated import NONE
 from andgate.git import Git
 from andgate.inventory import Record
 from andgate.records import TrustClass
@@ -137,7 +145,9 @@ def _oracle_item_at(
 ) -> Record:
     """The one oracle item base collects under this exact node id, else a refusal
     that says what the id is instead."""
-    collected = collect_inventory(git, base.sha, config, dt.date.today(), timeout)
+    # base's tree as committed, installed project redirected, never generated files
+    at_base = Target(git, base.sha, base.sha, base.describe(), config, NONE)
+    collected = collect_inventory(at_base, dt.date.today(), timeout)
     oracle = [r for r in collected.records if r.cls == TrustClass.ORACLE]
     exact = [r for r in collected.records if r.facts.nodeid == nodeid]
     if exact and exact[0].cls == TrustClass.ORACLE:
