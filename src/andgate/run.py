@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from andgate.classify import ItemFacts, Rules
 from andgate.git import clean_env
@@ -82,6 +82,17 @@ PR_SET_CHILD_SUBREAPER = 36
 # manifest's `scrub_env` globs.
 SCRUBBED_ENV = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_*", "INPUT_*", "ANDGATE_*")
 KILL_WAIT = 30.0
+# How often a run with a `Stop` looks at it: a budget ends a process this late at most.
+STOP_POLL = 0.1
+STOPPED = -signal.SIGKILL  # the exit code a stopped run reports
+
+
+class Stop(Protocol):
+    """Something that says when a run must end (a `threading.Event`, a deadline)."""
+
+    def is_set(self) -> bool: ...
+
+
 # pytest exit codes (pytest.ExitCode), kept numeric so results files stay plain JSON.
 EXIT_INTERNAL_ERROR, EXIT_USAGE_ERROR, EXIT_NO_TESTS = 3, 4, 5
 
@@ -199,8 +210,16 @@ def _config_file(worktree: Path, scratch: Path) -> Path:
     return empty
 
 
-def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: float) -> RunResult:
-    """Run `request` in `worktree`; `scratch` is a gate-owned folder outside it."""
+def run_pytest(
+    request: RunRequest,
+    worktree: Path,
+    scratch: Path,
+    timeout: float,
+    stop: Stop | None = None,
+) -> RunResult:
+    """Run `request` in `worktree`; `scratch` is a gate-owned folder outside it.
+    `stop`: once it is set, the process is killed (within `STOP_POLL` seconds) and
+    the result is an error (a time budget that ends what is running)."""
     scratch.mkdir(parents=True, exist_ok=True)
     stem = request.label.replace(" ", "-").replace("/", "_")
     spec_path, results = scratch / f"{stem}.spec.json", scratch / f"{stem}.results.json"
@@ -228,8 +247,11 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
     env = test_environment(environment.scrub_env)
     argv = [sys.executable, "-P", "-c", BOOTSTRAP]
     server = fork_server(env, environment, scratch)
-    code, timed_out = _run_session(argv, worktree, log, timeout, env, launch, server)
+    code, timed_out = _run_session(argv, worktree, log, timeout, env, launch, server, stop)
     seconds = time.monotonic() - started
+    if stop is not None and stop.is_set() and (timed_out or code == STOPPED):
+        error = f"the {request.label} pytest process was ended: its time budget ran out"
+        return RunResult(request.label, None, seconds, error=error, log=log, junit=junit)
     if timed_out:
         error = f"the {request.label} pytest process ran past the {timeout:.0f}s timeout"
         return RunResult(request.label, None, seconds, error=error, log=log, junit=junit)
@@ -244,7 +266,7 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
         # The contract: whatever the config loads, the same per-item facts as without
         # it. Here xdist ran nothing, because its workers collected different items;
         # without distribution one process collects, once, as `pytest` without `-n`.
-        return run_pytest(replace(request, xdist_off=True), worktree, scratch, timeout)
+        return run_pytest(replace(request, xdist_off=True), worktree, scratch, timeout, stop)
     return result
 
 
@@ -579,10 +601,12 @@ def _run_session(
     env: dict[str, str] | None = None,
     stdin: str | None = None,
     server: ForkServer | None = None,
+    stop: Stop | None = None,
 ) -> tuple[int | None, bool]:
     """Run `argv` (or, with `server`, a fork of it that runs the bootstrap with
     `stdin` as its launch line) in its own session; (exit code, timed out). The
-    code is None when the server ended before reporting the child's status."""
+    code is None when the server ended before reporting the child's status, and
+    `STOPPED` when `stop` was set while it ran."""
     _become_subreaper()
     env = test_environment() if env is None else env
     with open(log, "wb") as out:
@@ -614,7 +638,7 @@ def _run_session(
         try:
             if stopping:
                 _signal_group(proc)
-            code = proc.wait(timeout=timeout)
+            code = _wait(proc, timeout, stop)
             timed_out = False
         except subprocess.TimeoutExpired:
             code, timed_out = -1, True
@@ -624,6 +648,23 @@ def _run_session(
                 _RUNNING.discard(proc)
             kill_orphans()  # a no-op while another run is active
     return code, timed_out
+
+
+def _wait(
+    proc: subprocess.Popen[bytes] | ForkedChild, timeout: float, stop: Stop | None
+) -> int | None:
+    """The process's exit code; `STOPPED` once `stop` is set (it is then killed by
+    the caller, like a process that timed out). Raises TimeoutExpired."""
+    if stop is None:
+        return proc.wait(timeout=timeout)
+    end = time.monotonic() + timeout
+    while not stop.is_set():
+        left = end - time.monotonic()
+        if left <= 0:
+            raise subprocess.TimeoutExpired(f"pid {proc.pid}", timeout)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return proc.wait(timeout=min(left, STOP_POLL))
+    return STOPPED
 
 
 def _feed(proc: subprocess.Popen[bytes], text: str | None) -> None:
