@@ -189,6 +189,15 @@ def build_parser() -> argparse.ArgumentParser:
         "known-bad fixtures or mutants of the lines it touched?)",
     )
     check.add_argument(
+        "--discrimination-budget",
+        type=_positive_float,
+        default=None,
+        metavar="S",
+        help="seconds the discrimination report may run on after the test classes end; "
+        "what it did not get to is reported (default: a quarter of the classes' time, at "
+        "most 60)",
+    )
+    check.add_argument(
         "--shard",
         type=_split,
         default=None,
@@ -505,6 +514,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         cache_dir=None if args.no_cache else default_cache_dir(),
         progress=Progress(sys.stderr, quiet=args.quiet),
         discrimination=not args.no_discrimination,
+        discrimination_budget=args.discrimination_budget,
         split=args.shard,
     )
     if opts.split is not None:
