@@ -118,6 +118,51 @@ def _replace_entry(folder: int, name: str, data: bytes) -> None:
         raise
 
 
+GREEN_SCHEMA = "andgate.harvest-green/1"
+
+
+class GreenCache:
+    """Reverts (`known-bad harvest`) the oracle class let through, keyed by the
+    re-targeted revert's bytes and the oracle files' contents: such a revert is not
+    replayed again. A hint that can only make a revert look *not* caught (a wrong
+    entry hides a candidate fixture; `--no-cache` replays everything), never caught:
+    a revert the oracle killed is always replayed (its killers first)."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder / "harvest" if folder is not None else None
+
+    def _path(self, patch: bytes, oracle_digest: str) -> Path | None:
+        if self.folder is None:
+            return None
+        return self.folder / f"{digest([b'green', patch, oracle_digest])}.json"
+
+    def get(self, patch: bytes, oracle_digest: str) -> bool:
+        path = self._path(patch, oracle_digest)
+        if path is None:
+            return False
+        try:
+            data = json.loads(_read_regular(path, MAX_ENTRY_BYTES))
+        except (OSError, ValueError, RecursionError):
+            return False
+        return isinstance(data, dict) and data.get("schema") == GREEN_SCHEMA
+
+    def put(self, patch: bytes, oracle_digest: str) -> None:
+        path = self._path(patch, oracle_digest)
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            return
+        try:
+            _replace_entry(folder, path.name, json.dumps({"schema": GREEN_SCHEMA}).encode())
+        except OSError:
+            pass
+        finally:
+            os.close(folder)
+
+
 class SharedKillers(KillerCache):
     """The killer cache, plus what this run learnt: a patch with no entry of its own
     tries first the items that killed the last patch of the same file. Mutants of

@@ -486,6 +486,12 @@ def _add_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
             metavar="S",
             help="limit for each pytest process in seconds (default: 300)",
         )
+        action.add_argument(
+            "--no-cache",
+            action="store_true",
+            help="neither read nor write andgate's cache (remembered killers and, for "
+            "harvest, reverts the oracle class let through)",
+        )
 
 
 def _names(values: Sequence[str]) -> tuple[str, ...]:
@@ -655,6 +661,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_known_bad(args: argparse.Namespace) -> int:
+    from andgate.cache import default_cache_dir
     from andgate.commands import known_bad
 
     common = {
@@ -663,6 +670,7 @@ def cmd_known_bad(args: argparse.Namespace) -> int:
         "budget": args.budget,
         "jobs": args.jobs,
         "timeout": args.timeout,
+        "cache_dir": None if args.no_cache else default_cache_dir(),
     }
     if args.known_bad_command == "harvest":
         return known_bad.run_harvest(args.repo, since=args.since, limit=args.limit, **common)
