@@ -247,3 +247,23 @@ def test_require_discriminating_tests_blocks_when_the_budget_ran_out_first(tmp_p
     assert run.codes == ["AGENT_TESTS_DISCRIMINATE_NOTHING"], run.payload["reasons"]
     report = run.payload["discrimination"]
     assert report["not_tried"] and report["broken_versions"] == []
+
+
+def test_a_test_appended_to_an_existing_file_is_the_only_one_reported(sample):
+    """The report covers the tests the change adds, not the file's other tests: a
+    test appended to a module keeps no broken version running for its neighbours."""
+
+    def change(repo: SampleRepo) -> None:
+        honest_fix(repo)
+        appended = (
+            "\n\nfrom minilib import slugify\n\n\ndef test_slugify_in_misc():\n"
+            "    assert slugify('A  b') == 'a-b'\n"
+        )
+        old = (repo.path / "tests/test_misc.py").read_text(encoding="utf-8")
+        repo.write({"tests/test_misc.py": old + appended})
+
+    run = sample.gate(sample.change(change), **AMPLE)
+    assert run.decision == "allow", run.payload["reasons"]
+    report = _report(run)
+    assert "tests/test_misc.py::test_slugify_in_misc" in report
+    assert "tests/test_misc.py::test_clamp_inside_range" not in report

@@ -203,3 +203,26 @@ def test_a_running_process_is_killed_within_a_second_of_the_deadline(tmp_path):
     ended = time.monotonic()
     assert (code, timed_out) == (STOPPED, False)
     assert ended - deadline.at < 1.0 and ended - began < 2.0
+
+
+def test_the_tests_a_change_adds_are_told_apart_from_the_rest_of_the_file():
+    from andgate.changed_tests import changed_tests, item_name
+
+    before = b"def test_a():\n    assert 1\n\n\nclass TestB:\n    def test_c(self):\n        pass\n"
+    after = before.replace(b"pass", b"assert 2") + b"\n\ndef test_new():\n    assert 3\n"
+    assert changed_tests(before, after) == {"TestB.test_c", "test_new"}
+    assert changed_tests(None, after) == {"test_a", "TestB.test_c", "test_new"}
+    assert changed_tests(b"def (", after) is None  # cannot tell apart: every item counts
+    assert item_name("t/test_x.py::TestB::test_c[1-2]") == "TestB.test_c"
+    assert item_name("t/test_x.py::test_new") == "test_new"
+
+
+def test_mutants_only_on_the_touched_lines_and_at_most_a_few():
+    from andgate.mutate import mutants_of
+
+    text = "def f(a, b):\n    if a < b:\n        return 1\n    return a == b\n"
+    every = mutants_of("m.py", text)
+    touched = mutants_of("m.py", text, lines={4})
+    assert touched and {m.line for m in touched} == {4}
+    assert [m.patch for m in touched] == [m.patch for m in every if m.line == 4]
+    assert len(mutants_of("m.py", text, limit=1)) == 1 < len(every)

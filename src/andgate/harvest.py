@@ -36,6 +36,7 @@ from pathlib import Path, PurePosixPath
 
 from andgate.authorship import is_oracle_side, is_trust_root
 from andgate.cache import GreenCache, KillerCache, patched_files
+from andgate.changed_tests import changed_tests, item_name
 from andgate.config import BaseConfig, KnownBad
 from andgate.git import Git
 from andgate.paths import matches
@@ -368,41 +369,14 @@ def _failing(
     )
 
 
-def item_name(nodeid: str) -> str:
-    """`tests/t.py::TestX::test_y[3]` -> `TestX.test_y`: how `fixed_tests` names it."""
-    return ".".join(nodeid.split("[", 1)[0].split("::")[1:])
-
-
 def fixed_tests(git: Git, fix: FixCommit) -> dict[str, frozenset[str]]:
-    """Per test file the commit changed: the test functions it added or changed."""
+    """Per test file the commit changed: the test functions it added or changed
+    (none for a file that does not parse: nothing to tell apart)."""
     out = {}
     for path in fix.tests:
-        before = _test_functions(git.read_blob(f"{fix.sha}^", path))
-        after = _test_functions(git.read_blob(fix.sha, path))
-        out[path] = frozenset(n for n, code in after.items() if before.get(n) != code)
+        before, after = git.read_blob(f"{fix.sha}^", path), git.read_blob(fix.sha, path)
+        out[path] = changed_tests(before, after) or frozenset()
     return out
-
-
-def _test_functions(source: bytes | None) -> dict[str, str]:
-    """`name` or `Class.name` of each test function, with its code (ast.dump)."""
-    if source is None:
-        return {}
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return {}
-    found: dict[str, str] = {}
-
-    def walk(body: list[ast.stmt], prefix: str) -> None:
-        for node in body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                if node.name.startswith("test"):
-                    found[prefix + node.name] = ast.dump(node)
-            elif isinstance(node, ast.ClassDef):
-                walk(node.body, f"{prefix}{node.name}.")
-
-    walk(tree.body, "")
-    return found
 
 
 def _read(path: Path) -> bytes | None:

@@ -22,9 +22,10 @@ from __future__ import annotations
 import difflib
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from andgate.changed_tests import changed_tests, item_name
 from andgate.git import Change, Git
 from andgate.mutate import mutants_of
 from andgate.phases.context import PhaseContext, is_part_of
@@ -242,6 +243,7 @@ def plan_discrimination(
         merged = merge_discrimination(ctx.work.recorded.discrimination, required)
         return Discrimination([], lambda: setattr(state, "discrimination", merged))
     files = _touched_test_files(ctx, changes)
+    added = _added_tests(git, ctx.plan.base, ctx.plan.head, changes, files)
     # Mutants of the lines the change touched first: they are what the agent's tests
     # are most likely to notice, and once every item has failed against something the
     # rest need not run (the report only ever needs one breakage per item).
@@ -253,7 +255,7 @@ def plan_discrimination(
 
     def finish() -> None:
         run = state.runs.get(RunName.UNTRUSTED)
-        agent = _agent_items([run] if run is not None else [], files)
+        agent = _agent_items([run] if run is not None else [], files, added)
         if not agent:
             state.discrimination = DiscriminationFacts(required=required)
             return
@@ -268,7 +270,7 @@ def plan_discrimination(
 
     def on_head() -> None:
         parts = [r for name, r in state.runs.items() if is_part_of(RunName.UNTRUSTED, name)]
-        found.know(_agent_items(parts, files))
+        found.know(_agent_items(parts, files, added))
 
     return Discrimination(tasks, finish, on_head)
 
@@ -307,17 +309,48 @@ def _touched_test_files(ctx: PhaseContext, changes: Sequence[Change]) -> frozens
     )
 
 
-def _agent_items(runs: Sequence[RunResult], files: frozenset[str]) -> tuple[str, ...]:
-    """Untrusted items in those files that passed on head (in these processes of
-    the untrusted class); none when one of them failed to run."""
+def _added_tests(
+    git: Git, base: str, head: str, changes: Sequence[Change], files: frozenset[str]
+) -> dict[str, frozenset[str] | None]:
+    """Per touched Python test file, the test functions the change added or edited
+    (`changed_tests`); None: every item of the file counts (a new file, a file that
+    does not parse, a doctest file). The report covers the tests the change adds,
+    not the rest of a module it appended one to."""
+    out: dict[str, frozenset[str] | None] = {}
+    for change in changes:
+        path = change.new_path
+        if path not in files:
+            continue
+        if change.status not in "MR" or not path.endswith(".py") or not change.old_path:
+            out[path] = None
+            continue
+        out[path] = changed_tests(git.read_blob(base, change.old_path), git.read_blob(head, path))
+    return out
+
+
+def _agent_items(
+    runs: Sequence[RunResult],
+    files: frozenset[str],
+    added: Mapping[str, frozenset[str] | None] | None = None,
+) -> tuple[str, ...]:
+    """Untrusted items the change added in those files that passed on head (in
+    these processes of the untrusted class); none when one of them failed to run."""
     if not files or not runs or any(run.error for run in runs):
         return ()
+    added = added or {}
+
+    def is_added(nodeid: str, path: str) -> bool:
+        names = added.get(path)
+        return names is None or item_name(nodeid) in names
+
     return tuple(
         sorted(
             i.facts.nodeid
             for run in runs
             for i in run.selected(Role.UNTRUSTED)
-            if i.facts.path in files and run.outcome(i.facts.nodeid) is Outcome.PASSED
+            if i.facts.path in files
+            and is_added(i.facts.nodeid, i.facts.path)
+            and run.outcome(i.facts.nodeid) is Outcome.PASSED
         )
     )
 
@@ -336,10 +369,11 @@ def _mutants(
         new = (git.read_blob(head, path) or b"").decode("utf-8", "replace")
         old = (git.read_blob(base, change.old_path) or b"").decode("utf-8", "replace")
         lines = _added_lines(old, new)
-        for mutant in mutants_of(path, new):
-            if mutant.line in lines and len(out) < MAX_MUTANTS:
-                name = f"mutant {path}:{mutant.line} {mutant.description}"
-                out.append(Breakage(name, mutant.patch))
+        if not lines or len(out) >= MAX_MUTANTS:
+            continue
+        for mutant in mutants_of(path, new, lines=lines, limit=MAX_MUTANTS - len(out)):
+            name = f"mutant {path}:{mutant.line} {mutant.description}"
+            out.append(Breakage(name, mutant.patch))
     return out
 
 
