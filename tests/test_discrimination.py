@@ -223,12 +223,18 @@ def test_a_breakage_that_hangs_is_ended_at_the_budget_and_the_report_says_so(sam
     )
     assert run.decision == "allow", run.payload["reasons"]  # a warning, by default
     (classes_ended,) = known
-    assert runs and all(end < classes_ended + 1.0 + 1.0 for _, end in runs), (known, runs)
+    # The kill itself takes under a second (test_unit_discrimination); the slack here is
+    # for a loaded machine, far below the 300 s the timeout would have taken.
+    assert runs and all(end < classes_ended + 1.0 + 5.0 for _, end in runs), (known, runs)
     report = run.payload["discrimination"]
     assert report["incomplete"] is True and report["budget_seconds"] == 1.0
     assert report["not_tried"] and report["not_tried"][0].startswith("mutant minilib/text.py")
     assert _report(run) == {"tests/test_slugify_agent.py::test_slugify_collapses_separators": False}
-    (warning,) = [w["detail"] for w in run.payload["warnings"]]
+    (warning,) = [
+        w["detail"]
+        for w in run.payload["warnings"]
+        if w["code"] == "AGENT_TESTS_DISCRIMINATE_NOTHING"
+    ]
     assert "were not shown to discriminate" in warning and "ran out before" in warning
     summary = run.artifact("summary.md")
     assert "Not tried, the time budget ran out" in summary
