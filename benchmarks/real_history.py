@@ -8,10 +8,12 @@ folder and nothing of it is committed here. Then:
 
 1. **Fix commits replayed as agent changes.** The newest commits that change the
    library's code and add or change a test function (`andgate.harvest.fixed_tests`),
-   each as a pair: base = the commit's parent + a trust overlay (an owner's commit:
-   `andgate init`, the library's test files as oracles except the ones the commit
-   touches, which stay untrusted, no property class, no known-bad fixture), head =
-   the commit itself, by another author. Interleaved per commit: `pytest -q` in a
+   each replayed on today's code: base = the library's HEAD with the whole commit
+   (code and tests) reverted, + a trust overlay (an owner's commit: `andgate init`,
+   the library's test files as oracles except the ones the commit touches, which stay
+   untrusted, no property class, no known-bad fixture); head = the commit again (the
+   revert reverted), by another author. A commit whose revert no longer applies, or
+   whose suite fails here, is skipped. Interleaved per commit: `pytest -q` in a
    clean clone of head (after one warm-up run), `andgate check` with the defaults,
    `andgate check --no-discrimination`. A commit the gate does not allow (old code
    on this Python, a trust-root change) is reported and replaced by the next one.
@@ -29,6 +31,7 @@ rows to a results file without touching what is in it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import shutil
@@ -186,12 +189,23 @@ class Pair:
     head: str
 
 
-def make_pair(repo: Path, profile: Profile, fix: FixCommit) -> Pair:
-    """base = the fix's parent + the overlay; head = the fix on top, by the agent."""
-    git(repo, "checkout", "-q", "--detach", f"{fix.sha}^")
+def make_pair(repo: Path, profile: Profile, fix: FixCommit, upstream: str) -> Pair | None:
+    """The fix replayed on today's code: base = upstream HEAD with the whole commit
+    (code and tests) reverted, + the overlay; head = the fix again, by the agent.
+    The code is the library's current code (an old commit's parent often no longer
+    runs on this Python); None when the revert does not apply cleanly."""
+    git(repo, "checkout", "-q", "--detach", upstream)
+    try:
+        git(repo, "revert", "--no-edit", fix.sha, who=OWNER)
+    except RuntimeError:
+        with contextlib.suppress(RuntimeError):
+            git(repo, "revert", "--abort")
+        git(repo, "reset", "-q", "--hard")
+        return None
+    reverted = git(repo, "rev-parse", "HEAD").strip()
     overlay(repo, profile, fix.tests)
     base = git(repo, "rev-parse", "HEAD").strip()
-    git(repo, "cherry-pick", "--allow-empty", "-x", fix.sha, who=AGENT)
+    git(repo, "revert", "--no-edit", reverted, who=AGENT)  # the fix, as the agent's change
     head = git(repo, "rev-parse", "HEAD").strip()
     return Pair(fix, base, head)
 
@@ -255,8 +269,12 @@ def measure_pair(repo: Path, pair: Pair, root: Path, jobs: int, rounds: int) -> 
     shutil.rmtree(tree, ignore_errors=True)
     git(root, "clone", "-q", "--no-checkout", str(repo), str(tree))
     git(tree, "checkout", "-q", pair.head)
-    plain_pytest(tree)  # warm-up: bytecode of the tree, as a user's checkout has
+    warm = plain_pytest(tree)  # warm-up: bytecode of the tree, as a user's checkout has
     samples: dict[str, list[Sample]] = {"pytest": [], "check": [], "no_report": []}
+    if warm.extra["summary"].count("failed") > 1 or "error" in warm.extra["summary"]:
+        # More than the one test that needs an installed distribution: the gate would
+        # block, and the commit says nothing about cost. Measure nothing.
+        return {"pytest": [vars(warm)], "check": [], "no_report": [], "suite_fails": True}
     for _ in range(rounds):
         samples["pytest"].append(plain_pytest(tree))
         samples["check"].append(check(repo, pair, root, jobs, (), "defaults"))
@@ -462,13 +480,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         for fix in candidates(repo, profile, args.commits * 3):
             if len(measured) >= args.commits:
                 break
-            pair = make_pair(repo, profile, fix)
+            pair = make_pair(repo, profile, fix, head)
             print(f"{fix.sha[:10]} {fix.subject[:60]}", file=sys.stderr, flush=True)
+            if pair is None:
+                print("  its revert does not apply to HEAD, skipped", file=sys.stderr)
+                continue
             samples = measure_pair(repo, pair, root, args.jobs, args.rounds)
             verdicts = {s["extra"]["verdict"] for k in ("check", "no_report") for s in samples[k]}
             entry = {"sha": fix.sha, "subject": fix.subject, "samples": samples}
             if verdicts != {"allow"}:
-                entry["reasons"] = samples["check"][0]["extra"]["reasons"]
+                entry["reasons"] = (
+                    samples["check"][0]["extra"]["reasons"]
+                    if samples["check"]
+                    else [f"pytest -q: {samples['pytest'][0]['extra']['summary']}"]
+                )
                 refused.append(entry)
                 print(f"  not allowed, skipped: {entry['reasons'][:2]}", file=sys.stderr)
                 continue
