@@ -451,7 +451,7 @@ def write_out(path: Path, result: dict[str, Any]) -> None:
     data["rows"] = [r for r in data["rows"] if r.get("suite") != f"history {result['library']}"]
     data["rows"] += rows_of(result)
     data.setdefault("real_history", {})[result["library"]] = result
-    path.write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
