@@ -233,3 +233,24 @@ def test_help_names_the_options(capsys):
         assert exc.value.code == 0
         out = " ".join(capsys.readouterr().out.split())
         assert all(option in out for option in options), (action, out)
+
+
+@pytest.mark.slow
+def test_a_fix_whose_own_test_fails_on_head_too_is_not_shown_to_be_a_fix(sample):
+    """Evidence is a test that fails on the revert *and passes on HEAD*: one that
+    fails either way says nothing about the revert."""
+    repo = sample.repo
+    repo.edit("minilib/text.py", 'r"[^a-z0-9]"', 'r"[^a-z0-9]+"')
+    broken = (
+        "from minilib import slugify\n\n\n"
+        "def test_always_fails():\n    assert slugify('a') == 'b'\n"
+    )
+    repo.write({"tests/test_slugify_agent.py": broken})
+    since = repo.commit("Fix slugify doubling dashes, with a test that never passes")
+    repo.write({"tests/test_more.py": "def test_more():\n    assert True\n"})
+    repo.commit("tests: one more")
+    out = sample.tmp / "proposals"
+    code = run_harvest(sample.path, manifest=MANIFEST, since=f"{since}^", out=out, jobs=2)
+    assert code == 0
+    (result,) = json.loads((out / "report.json").read_text())["results"]
+    assert (result["fate"], result["shown_by"]) == ("not shown to be a fix", [])
