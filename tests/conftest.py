@@ -174,7 +174,10 @@ def honest_run(tmp_path_factory: pytest.TempPathFactory) -> GateRun:
     with isolated(tmp_path_factory):
         repo, base = build_test_sample(tmp / "sample")
         sample = Sample(repo, base, tmp)
-        return sample.gate(sample.change(honest_fix), discrimination=True)
+        # An explicit budget: what the tests read must not depend on the machine's load.
+        return sample.gate(
+            sample.change(honest_fix), discrimination=True, discrimination_budget=300.0
+        )
 
 
 @pytest.fixture

@@ -703,7 +703,7 @@ def test_forked_writers_die_before_the_verdict_is_written(sample, tmp_path):
 
     head = sample.change(cheat)
     try:
-        run = sample.gate(head, artifacts=None, discrimination=True)
+        run = sample.gate(head, artifacts=None, discrimination=True, discrimination_budget=300.0)
     finally:
         kill_leftovers(pids)
     # two forgers per run of the test: the untrusted phase, and each discrimination run

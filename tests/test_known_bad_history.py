@@ -19,6 +19,7 @@ from andgate.cli import main
 from andgate.commands.known_bad import run_harvest, run_mutants
 from andgate.harvest import same_code
 from andgate.mutate import mutants_of
+from stories import AGENT_SLUG_TEST
 
 MANIFEST = "tests/trust_manifest.yaml"
 KNOWN_BAD = "tests/oracles/known_bad"
@@ -46,6 +47,7 @@ def scripted_history(sample) -> dict[str, str]:
     repo.edit("minilib/text.py", DROPS_TAIL, KEEPS_TAIL)
     commit("Fix chunk dropping the short tail")
     repo.edit("minilib/text.py", 'r"[^a-z0-9]"', 'r"[^a-z0-9]+"')
+    repo.write({"tests/test_slugify_agent.py": AGENT_SLUG_TEST})  # the fix's own test
     commit("Fix slugify doubling dashes")
     repo.edit("minilib/mathx.py", "return sum(xs) / len(xs)", "return sum(xs, 0.0) / len(xs)")
     commit("Fix mean of booleans")
@@ -84,13 +86,7 @@ def test_harvest_proposes_the_caught_revert_and_lists_the_missed_and_stale(
     assert report["schema"] == "andgate.harvest/1"
     assert report["commits_scanned"] == 6  # the test-only commit is walked, not replayed
     fates = {r["subject"]: r["fate"] for r in report["results"]}
-    assert fates == {
-        "Fix chunk dropping the short tail": "killed",
-        "Fix slugify doubling dashes": "missed",
-        "Fix mean of booleans": "stale",
-        "mean: name the total": "missed",
-        "docs: mean": "cosmetic",
-    }
+    assert fates == FATES
     assert report["applied"] == 4
     killed = next(r for r in report["results"] if r["fate"] == "killed")
     assert killed["killed_by"] == ["tests/oracles/test_text_oracle.py::test_chunk_keeps_short_tail"]
@@ -101,16 +97,43 @@ def test_harvest_proposes_the_caught_revert_and_lists_the_missed_and_stale(
     assert patch.startswith("diff --git a/minilib/text.py b/minilib/text.py")
     assert f"+    return [items[i : i + n] for i in {DROPS_TAIL}\n" in patch
     assert sorted(p.name for p in out.glob("*.patch")) == [f"{name}.patch"]
-    assert len(list((out / "missed").glob("*.patch"))) == 2
+    assert len(list((out / "missed").glob("*.patch"))) == 1
+    missed = next(r for r in report["results"] if r["fate"] == "missed")
+    assert missed["shown_by"] == ["tests/test_slugify_agent.py::test_slugify_collapses_separators"]
     stale = next(r for r in report["results"] if r["fate"] == "stale")
     assert "does not apply to HEAD" in stale["problem"]
     md = (out / "report.md").read_text()
-    assert "## Fixes the oracle class misses (2)" in md
+    assert "## Fixes the oracle class misses (1)" in md
+    assert "## Let through, not shown to be a fix (1)" in md
     assert "Fix slugify doubling dashes" in md
     assert not list((sample.path / KNOWN_BAD).glob("kb_*_fix_*"))
-    assert "harvest: 5/5 commits, 1 killed, 2 missed" in captured.err
-    assert "1 killed (proposed), 2 missed by the oracle class, 1 no longer apply" in captured.out
+    assert "harvest: 5/5 commits, 1 killed, 1 missed" in captured.err
+    assert (
+        "1 killed (proposed), 1 missed by the oracle class, 1 let through but not shown to "
+        "be a fix, 1 no longer apply"
+    ) in captured.out
     assert sample.repo.run("worktree", "list").count("\n") == 0
+    assert not any(r["remembered"] for r in report["results"])
+
+    # Again with the same cache: the reverts the oracle let through are not replayed,
+    # and nothing changes fate (a remembered pass can never make a revert look caught).
+    again = sample.tmp / "again"
+    assert run_harvest(sample.path, manifest=MANIFEST, since=shas["chunk: faster loop"],
+                       out=again, jobs=2, cache_dir=sample.tmp / "cache") == 0  # fmt: skip
+    second = json.loads((again / "report.json").read_text())
+    assert {r["subject"]: r["fate"] for r in second["results"]} == FATES
+    remembered = {r["subject"] for r in second["results"] if r["remembered"]}
+    assert remembered == {"Fix slugify doubling dashes", "mean: name the total"}
+    assert "2 let through in an earlier run" in capsys.readouterr().out
+
+
+FATES = {
+    "Fix chunk dropping the short tail": "killed",
+    "Fix slugify doubling dashes": "missed",  # its own test fails on the revert
+    "Fix mean of booleans": "stale",
+    "mean: name the total": "not shown to be a fix",  # a refactor: no test of its own
+    "docs: mean": "cosmetic",  # skipped before any worktree
+}
 
 
 @pytest.mark.slow
@@ -210,3 +233,24 @@ def test_help_names_the_options(capsys):
         assert exc.value.code == 0
         out = " ".join(capsys.readouterr().out.split())
         assert all(option in out for option in options), (action, out)
+
+
+@pytest.mark.slow
+def test_a_fix_whose_own_test_fails_on_head_too_is_not_shown_to_be_a_fix(sample):
+    """Evidence is a test that fails on the revert *and passes on HEAD*: one that
+    fails either way says nothing about the revert."""
+    repo = sample.repo
+    repo.edit("minilib/text.py", 'r"[^a-z0-9]"', 'r"[^a-z0-9]+"')
+    broken = (
+        "from minilib import slugify\n\n\n"
+        "def test_always_fails():\n    assert slugify('a') == 'b'\n"
+    )
+    repo.write({"tests/test_slugify_agent.py": broken})
+    since = repo.commit("Fix slugify doubling dashes, with a test that never passes")
+    repo.write({"tests/test_more.py": "def test_more():\n    assert True\n"})
+    repo.commit("tests: one more")
+    out = sample.tmp / "proposals"
+    code = run_harvest(sample.path, manifest=MANIFEST, since=f"{since}^", out=out, jobs=2)
+    assert code == 0
+    (result,) = json.loads((out / "report.json").read_text())["results"]
+    assert (result["fate"], result["shown_by"]) == ("not shown to be a fix", [])

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from andgate.phases.discrimination import Discrimination, _Found
+from andgate.phases.discrimination import Discrimination, _Found, default_budget
 
 A = "tests/test_new.py::test_a"
 B = "tests/test_new.py::test_b"
@@ -64,12 +64,53 @@ def test_a_file_that_breaks_at_collection_kills_every_item_in_it():
     assert found.nothing_left()
 
 
-def test_the_budget_starts_with_the_first_breakage_not_when_planned():
+def test_the_budget_starts_when_head_is_known_not_when_planned():
     found = _Found(budget=0.05)
-    time.sleep(0.1)  # the untrusted class running before any breakage did
+    time.sleep(0.1)  # the untrusted class running beside the first breakages
+    assert not found.out_of_time() and not found.deadline.is_set()
+    found.know({A})
     assert not found.out_of_time()
     time.sleep(0.1)
+    assert found.out_of_time() and found.deadline.is_set()
+
+
+def test_the_default_budget_is_a_quarter_of_the_classes_time_at_most_a_minute():
+    assert default_budget(8.0) == 2.0
+    assert default_budget(1000.0) == 60.0
+    found = _Found(budget=None, started=time.monotonic() - 20.0)  # classes took 20 s
+    found.know({A})
+    assert found.spent is not None and 5.0 <= found.spent < 5.1
+    left = found.deadline.left()
+    assert left is not None and 4.9 < left <= 5.0
+
+
+def test_a_breakage_waiting_for_room_gives_up_when_the_budget_runs_out():
+    """It is then not tried: the report names it (out_of_time), never counts it."""
+    found = _Found(budget=0.2)
+    found.know({A})
+    assert found.start(0) and found.start(1)  # two running for one item left
+    began = time.monotonic()
+    assert not found.start(2)  # waited for room until the budget ran out
+    assert time.monotonic() - began < 1.0
     assert found.out_of_time()
+
+
+def test_nothing_left_to_learn_is_not_out_of_time():
+    """A breakage not needed (every item already failed) is not 'not tried'."""
+    found = _Found(budget=0.0)
+    found.know({A})
+    _ran(found, "mutant 1", failed={A})
+    assert not found.out_of_time()
+
+
+def test_a_later_breakage_runs_only_the_files_whose_items_are_left():
+    other = "tests/test_other.py::test_c"
+    files = frozenset({"tests/test_new.py", "tests/test_other.py"})
+    found = _Found(budget=60)
+    assert found.files_left(files) == files  # head unknown: every touched file
+    found.know({A, other})
+    _ran(found, "mutant 1", failed={A})
+    assert found.files_left(files) == {"tests/test_other.py"}
 
 
 def test_a_breakage_waits_while_running_ones_may_kill_what_is_left():
@@ -144,3 +185,44 @@ def test_a_waiting_breakage_is_not_overtaken_by_a_later_one():
     found.done()
     worker.join(timeout=5)
     assert order == [2]  # and breakage 3 had nothing left to learn
+
+
+def test_a_running_process_is_killed_within_a_second_of_the_deadline(tmp_path):
+    """The budget ends what is running, not only what has yet to start: a breakage
+    that hangs is killed at the deadline (the check's --timeout is far away)."""
+    import sys
+
+    from andgate.phases.discrimination import Deadline
+    from andgate.run import STOPPED, _run_session
+
+    deadline = Deadline()
+    deadline.at = time.monotonic() + 0.5
+    hang = [sys.executable, "-c", "import time; time.sleep(120)"]
+    began = time.monotonic()
+    code, timed_out = _run_session(hang, tmp_path, tmp_path / "log", 300, stop=deadline)
+    ended = time.monotonic()
+    assert (code, timed_out) == (STOPPED, False)
+    assert ended - deadline.at < 1.0 and ended - began < 2.0
+
+
+def test_the_tests_a_change_adds_are_told_apart_from_the_rest_of_the_file():
+    from andgate.changed_tests import changed_tests, item_name
+
+    before = b"def test_a():\n    assert 1\n\n\nclass TestB:\n    def test_c(self):\n        pass\n"
+    after = before.replace(b"pass", b"assert 2") + b"\n\ndef test_new():\n    assert 3\n"
+    assert changed_tests(before, after) == {"TestB.test_c", "test_new"}
+    assert changed_tests(None, after) == {"test_a", "TestB.test_c", "test_new"}
+    assert changed_tests(b"def (", after) is None  # cannot tell apart: every item counts
+    assert item_name("t/test_x.py::TestB::test_c[1-2]") == "TestB.test_c"
+    assert item_name("t/test_x.py::test_new") == "test_new"
+
+
+def test_mutants_only_on_the_touched_lines_and_at_most_a_few():
+    from andgate.mutate import mutants_of
+
+    text = "def f(a, b):\n    if a < b:\n        return 1\n    return a == b\n"
+    every = mutants_of("m.py", text)
+    touched = mutants_of("m.py", text, lines={4})
+    assert touched and {m.line for m in touched} == {4}
+    assert [m.patch for m in touched] == [m.patch for m in every if m.line == 4]
+    assert len(mutants_of("m.py", text, limit=1)) == 1 < len(every)

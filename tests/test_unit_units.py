@@ -92,11 +92,14 @@ def test_work_runs_only_its_machines_units():
 
 def test_merged_discrimination_is_the_union_of_the_machines():
     a = DiscriminationFacts(items=(("t.py::b", ("kb",)),), against=("kb", "m1"), required=True)
-    b = DiscriminationFacts(items=(("s.py::a", ()),), against=("kb",), incomplete=True)
+    b = DiscriminationFacts(
+        items=(("s.py::a", ()),), against=("kb",), incomplete=True, skipped=("m1",), budget=2.0
+    )
     merged = merge_discrimination([b, a], required=True)
     assert merged.items == (("s.py::a", ()), ("t.py::b", ("kb",)))
     assert merged.against == ("kb", "m1")
     assert merged.incomplete and merged.required
+    assert merged.skipped == ("m1",) and merged.budget == 2.0
     assert merge_discrimination([], required=False) == DiscriminationFacts()
 
 
@@ -138,7 +141,11 @@ def _bundle(index: int = 0, count: int = 1, **key: object) -> Bundle:
             if count == 1
             else {},
             files={"untrusted.junit": b"<testsuites/>\xff"},
-            discrimination=(DiscriminationFacts(items=(("t::x", ("kb",)),), against=("kb",)),),
+            discrimination=(
+                DiscriminationFacts(
+                    items=(("t::x", ()),), against=("kb",), skipped=("m",), budget=1.5
+                ),
+            ),
         ),
     )
 

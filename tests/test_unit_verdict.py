@@ -495,10 +495,30 @@ def test_require_discriminating_tests_makes_them_block_the_untrusted_bit():
     assert verdict.decision is Decision.BLOCK and not verdict.bits[Bit.UNTRUSTED]
 
 
+def test_a_budget_that_ran_out_first_is_not_a_pass():
+    """An item no broken version killed before the budget ran out was not shown to
+    discriminate: a warning that says what was not tried, and a block when required,
+    even when nothing ran at all."""
+    late = {"skipped": ("mutant y", "known-bad kb2"), "incomplete": True, "budget": 1.5}
+    (found,) = discrimination_findings(blind_facts(**late))
+    assert found.code is Warning_.AGENT_TESTS_DISCRIMINATE_NOTHING
+    assert found.detail == (
+        "1 of 2 tests the change adds were not shown to discriminate anything: they passed "
+        "against the 2 broken versions of head tried, and the time budget (1.5s) ran out "
+        "before 2 more (mutant y, known-bad kb2): t/a.py::blind"
+    )
+    for against in (("known-bad kb",), ()):
+        facts = blind_facts(required=True, against=against, **late)
+        verdict = decide(dataclasses.replace(CLEAN, discrimination=facts))
+        assert verdict.decision is Decision.BLOCK and not verdict.bits[Bit.UNTRUSTED]
+        assert [r.code for r in verdict.reasons] == [Reason.AGENT_TESTS_DISCRIMINATE_NOTHING]
+
+
 @pytest.mark.parametrize(
     "changes",
     [
         {"items": (("t/b.py::sees", ("mutant x",)),)},  # every test discriminates
+        {"items": (("t/b.py::sees", ("mutant x",)),), "skipped": ("mutant y",)},
         {"against": ()},  # nothing broken ran: nothing to say
         {"items": ()},
     ],

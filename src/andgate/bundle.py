@@ -171,6 +171,8 @@ def discrimination_to_json(facts: DiscriminationFacts) -> dict[str, Any]:
         "against": list(facts.against),
         "required": facts.required,
         "incomplete": facts.incomplete,
+        "skipped": list(facts.skipped),
+        "budget": facts.budget,
     }
 
 
@@ -180,6 +182,8 @@ def discrimination_from_json(data: Mapping[str, Any]) -> DiscriminationFacts:
         against=tuple(str(a) for a in data["against"]),
         required=bool(data["required"]),
         incomplete=bool(data["incomplete"]),
+        skipped=tuple(str(s) for s in data.get("skipped", ())),
+        budget=None if data.get("budget") is None else float(data["budget"]),
     )
 
 

@@ -77,16 +77,22 @@ class KillerCache:
         if path is None:
             return
         payload = json.dumps({"schema": SCHEMA, "killers": sorted(set(killers))[:3]})
-        try:
-            folder = writer.open_folder(path.parent)
-        except (OSError, writer.RefusedPath):
-            return
-        try:
-            writer.put(folder, path.name, payload.encode())
-        except OSError:
-            pass
-        finally:
-            os.close(folder)
+        put_entry(path, payload.encode())
+
+
+def put_entry(path: Path, data: bytes) -> None:
+    """Replace a cache entry atomically, whatever is in its place (never through a
+    symlink); a cache that cannot be written only costs speed, so never raises."""
+    try:
+        folder = writer.open_folder(path.parent)
+    except (OSError, writer.RefusedPath):
+        return
+    try:
+        writer.put(folder, path.name, data)
+    except OSError:
+        pass
+    finally:
+        os.close(folder)
 
 
 def _read_regular(path: Path, limit: int) -> bytes:
@@ -100,6 +106,40 @@ def _read_regular(path: Path, limit: int) -> bytes:
             return fh.read(limit + 1)
     finally:
         os.close(fd)
+
+
+GREEN_SCHEMA = "andgate.harvest-green/1"
+
+
+class GreenCache:
+    """Reverts (`known-bad harvest`) the oracle class let through, keyed by the
+    re-targeted revert's bytes and the oracle files' contents: such a revert is not
+    replayed again. A hint that can only make a revert look *not* caught (a wrong
+    entry hides a candidate fixture; `--no-cache` replays everything), never caught:
+    a revert the oracle killed is always replayed (its killers first)."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder / "harvest" if folder is not None else None
+
+    def _path(self, patch: bytes, oracle_digest: str) -> Path | None:
+        if self.folder is None:
+            return None
+        return self.folder / f"{digest([b'green', patch, oracle_digest])}.json"
+
+    def get(self, patch: bytes, oracle_digest: str) -> bool:
+        path = self._path(patch, oracle_digest)
+        if path is None:
+            return False
+        try:
+            data = json.loads(_read_regular(path, MAX_ENTRY_BYTES))
+        except (OSError, ValueError, RecursionError):
+            return False
+        return isinstance(data, dict) and data.get("schema") == GREEN_SCHEMA
+
+    def put(self, patch: bytes, oracle_digest: str) -> None:
+        path = self._path(patch, oracle_digest)
+        if path is not None:
+            put_entry(path, json.dumps({"schema": GREEN_SCHEMA}).encode())
 
 
 class SharedKillers(KillerCache):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 import traceback
 
 from andgate.adoption import config_source
@@ -202,10 +203,16 @@ def _base_config(git: Git, opts: CheckOptions, state: CheckState, base: str) -> 
 
 def _run_phases(ctx: PhaseContext, git: Git, opts: CheckOptions, changes: list[Change]) -> None:
     """The test phases in order of trust, each in worktrees of the check's pool."""
+    started = time.monotonic()  # the discrimination report's default budget is a share
     run_oracle_phase(ctx)
     run_property_phase(ctx)
     discrimination = plan_discrimination(
-        ctx, git, changes, budget=opts.discrimination_budget, enabled=opts.discrimination
+        ctx,
+        git,
+        changes,
+        budget=opts.discrimination_budget,
+        enabled=opts.discrimination,
+        started=started,
     )
     run_untrusted_phase(ctx, beside=discrimination)
     ctx.state.capture()

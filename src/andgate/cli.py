@@ -215,6 +215,15 @@ def build_parser() -> argparse.ArgumentParser:
         "known-bad fixtures or mutants of the lines it touched?)",
     )
     check.add_argument(
+        "--discrimination-budget",
+        type=_positive_float,
+        default=None,
+        metavar="S",
+        help="seconds the discrimination report may run on after the test classes end; "
+        "what it did not get to is reported (default: a quarter of the classes' time, at "
+        "most 60)",
+    )
+    check.add_argument(
         "--shard",
         type=_split,
         default=None,
@@ -580,6 +589,12 @@ def _add_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
             metavar="S",
             help="limit for each pytest process in seconds (default: 300)",
         )
+        action.add_argument(
+            "--no-cache",
+            action="store_true",
+            help="neither read nor write andgate's cache (remembered killers and, for "
+            "harvest, reverts the oracle class let through)",
+        )
 
 
 def _names(values: Sequence[str]) -> tuple[str, ...]:
@@ -609,6 +624,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         cache_dir=None if args.no_cache else default_cache_dir(),
         progress=Progress(sys.stderr, quiet=args.quiet),
         discrimination=not args.no_discrimination,
+        discrimination_budget=args.discrimination_budget,
         split=args.shard,
     )
     with workflow_commands_stopped():
@@ -819,6 +835,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_known_bad(args: argparse.Namespace) -> int:
+    from andgate.cache import default_cache_dir
     from andgate.commands import known_bad
 
     common = {
@@ -828,6 +845,7 @@ def cmd_known_bad(args: argparse.Namespace) -> int:
         "jobs": args.jobs,
         "timeout": args.timeout,
         "rev": args.rev,
+        "cache_dir": None if args.no_cache else default_cache_dir(),
     }
     if args.known_bad_command == "harvest":
         return known_bad.run_harvest(args.repo, since=args.since, limit=args.limit, **common)

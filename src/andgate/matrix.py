@@ -15,6 +15,7 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from andgate.bundle import Bundle, BundleKey, combined, render
 from andgate.check import gate_failing_closed
@@ -132,7 +133,7 @@ def combine_options(
             approved_by_env=tuple(str(n) for n in o["approved_by_env"]),
             approvals=str(o["approvals"]),
             discrimination=bool(o["discrimination"]),
-            discrimination_budget=float(o["discrimination_budget"]),
+            discrimination_budget=_budget(o["discrimination_budget"]),
             split=Split(0, count),
             combine=Combined(key, recorded),
         )
@@ -140,3 +141,8 @@ def combine_options(
         raise AndgateError(
             f"the bundles' options are malformed ({exc}); re-run the shards"
         ) from exc
+
+
+def _budget(value: Any) -> float | None:
+    """The discrimination budget a bundle recorded (None: the default)."""
+    return None if value is None else float(value)

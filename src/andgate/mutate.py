@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 
 COMPARE_SWAPS: dict[type[ast.cmpop], tuple[str, str]] = {
@@ -112,8 +112,12 @@ class Source:
         return (self.data[: edit.start] + edit.text.encode() + self.data[edit.end :]).decode()
 
 
-def mutants_of(path: str, text: str) -> list[Mutant]:
-    """Every mutant of every function in a file, in source order. A file that
+def mutants_of(
+    path: str, text: str, lines: Container[int] | None = None, limit: int | None = None
+) -> list[Mutant]:
+    """Every mutant of every function in a file, in source order; only those on
+    `lines` and at most `limit` when given (each mutant parses the whole file and
+    diffs it: on a large module, every mutant of it costs seconds). A file that
     does not parse has none."""
     try:
         tree = ast.parse(text)
@@ -121,9 +125,13 @@ def mutants_of(path: str, text: str) -> list[Mutant]:
         return []
     source = Source(text)
     original = ast.dump(tree)
-    mutants = []
+    mutants: list[Mutant] = []
     for function, node in functions(tree):
         for edit in sorted(edits_in(node, source), key=lambda e: (e.start, e.end, e.kind)):
+            if lines is not None and edit.line not in lines:
+                continue
+            if limit is not None and len(mutants) >= limit:
+                return mutants
             mutated = source.apply(edit)
             if not _changes_meaning(mutated, original):
                 continue

@@ -289,6 +289,8 @@ class DiscriminationFacts:
     against: tuple[str, ...] = ()  # the broken versions that ran
     required: bool = False  # require_discriminating_tests: nothing discriminated blocks
     incomplete: bool = False  # the time budget ran out before every broken version ran
+    skipped: tuple[str, ...] = ()  # broken versions not tried, or ended, when it ran out
+    budget: float | None = None  # the budget's seconds (from the end of the classes)
 
     @property
     def blind(self) -> tuple[str, ...]:

@@ -112,6 +112,38 @@ def replay_fixture(
         return ReplayFacts(fixture.name, applied=False, problem=refused)
     patch = scratch / f"known-bad-{index}.patch"
     patch.write_bytes(fixture.patch)
+    with pool.lease(commit) as worktree:
+        problem = worktree.apply_patch(patch)
+        if problem is not None:
+            return ReplayFacts(fixture.name, applied=False, problem=_explain(problem))
+        return replay_applied(
+            fixture,
+            index,
+            worktree.path,
+            oracle_request=oracle_request,
+            scratch=scratch,
+            timeout=timeout,
+            cache=cache,
+            oracle_digest=oracle_digest,
+            plain=plain,
+        )
+
+
+def replay_applied(
+    fixture: KnownBad,
+    index: int,
+    worktree: Path,
+    *,
+    oracle_request: RunRequest,
+    scratch: Path,
+    timeout: float,
+    cache: KillerCache | None = None,
+    oracle_digest: str = "",
+    plain: PlainRun | None = None,
+) -> ReplayFacts:
+    """The oracle class (likely killers first, `-x`) in a worktree where the fixture
+    is already applied (a harvest applies its revert three-way, and replays in the
+    same worktree)."""
     cache = cache or KillerCache(None)
     killers = cache.get(fixture.patch, oracle_digest)
     request = replace(
@@ -121,15 +153,11 @@ def replay_fixture(
         failures_expected=True,
         junit_name=None,
     )
-    with pool.lease(commit) as worktree:
-        problem = worktree.apply_patch(patch)
-        if problem is not None:
-            return ReplayFacts(fixture.name, applied=False, problem=_explain(problem))
-        # Remembered killers name the files that run first; without them, the guess.
-        allowed = request.allow_files or ()
-        first = _files_of(killers, allowed) or first_files(fixture.patch, worktree.path, allowed)
-        facts = _likely_first(fixture, request, first, worktree.path, scratch, timeout)
-        facts = _confirm_timeouts(fixture, request, facts, worktree.path, scratch, timeout, plain)
+    # Remembered killers name the files that run first; without them, the guess.
+    allowed = request.allow_files or ()
+    first = _files_of(killers, allowed) or first_files(fixture.patch, worktree, allowed)
+    facts = _likely_first(fixture, request, first, worktree, scratch, timeout)
+    facts = _confirm_timeouts(fixture, request, facts, worktree, scratch, timeout, plain)
     if facts.failed and not facts.error:
         cache.put(fixture.patch, oracle_digest, [f for f in facts.failed if "::" in f])
     return facts

@@ -131,6 +131,8 @@ def _discrimination(facts: DiscriminationFacts | None) -> dict[str, Any] | None:
     return {
         "broken_versions": list(facts.against),
         "incomplete": facts.incomplete,
+        "not_tried": list(facts.skipped),
+        "budget_seconds": facts.budget,
         "items": [
             {"nodeid": nodeid, "discriminates": bool(by), "against": list(by)}
             for nodeid, by in facts.items
@@ -260,6 +262,7 @@ class SummaryMarkdown:
             *self._bits(ctx),
             *self._counts(ctx),
             *self._known_bad(ctx),
+            *self._discrimination(ctx),
         ]
         return ("\n".join(lines).rstrip() + "\n").encode("utf-8", "backslashreplace")
 
@@ -355,6 +358,30 @@ class SummaryMarkdown:
             lines.append(
                 f"| {r.name} | {'yes' if r.applied else 'no'} | {killed} | {r.seconds:.1f} |"
             )
+        return [*lines, ""]
+
+    def _discrimination(self, ctx: ReportContext) -> list[str]:
+        """Which broken versions of head the tests the change adds failed against,
+        and which the time budget left untried (those prove nothing either way)."""
+        facts = ctx.discrimination
+        if facts is None or not facts.items:
+            return []
+        shown = sum(1 for _, by in facts.items if by)
+        budget = "" if facts.budget is None else f" within its {facts.budget:.1f}s budget"
+        lines = [
+            "## Do the tests the change adds discriminate?",
+            "",
+            f"{shown} of {len(facts.items)} failed against a broken version of head; "
+            f"{len(facts.against)} broken versions ran{budget}.",
+        ]
+        if facts.skipped:
+            lines += [
+                "",
+                f"Not tried, the time budget ran out ({len(facts.skipped)}; an item not "
+                "shown to discriminate is not a pass):",
+                "",
+                *[f"- {_md(name)}" for name in facts.skipped],
+            ]
         return [*lines, ""]
 
 

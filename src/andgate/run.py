@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from andgate.classify import ItemFacts, Rules
 from andgate.git import clean_env
@@ -106,6 +106,17 @@ PYTEST_ENV_CONFIG = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")
 # Processes whose passes count: only the plugins base declares load there.
 TRUSTED_ROLES = frozenset({Role.ORACLE, Role.PROPERTY})
 KILL_WAIT = 30.0
+# How often a run with a `Stop` looks at it: a budget ends a process this late at most.
+STOP_POLL = 0.1
+STOPPED = -signal.SIGKILL  # the exit code a stopped run reports
+
+
+class Stop(Protocol):
+    """Something that says when a run must end (a `threading.Event`, a deadline)."""
+
+    def is_set(self) -> bool: ...
+
+
 # pytest exit codes (pytest.ExitCode), kept numeric so results files stay plain JSON.
 EXIT_INTERNAL_ERROR, EXIT_USAGE_ERROR, EXIT_NO_TESTS = 3, 4, 5
 
@@ -263,8 +274,16 @@ def _config_file(worktree: Path, scratch: Path) -> Path:
     return empty
 
 
-def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: float) -> RunResult:
-    """Run `request` in `worktree`; `scratch` is a gate-owned folder outside it."""
+def run_pytest(
+    request: RunRequest,
+    worktree: Path,
+    scratch: Path,
+    timeout: float,
+    stop: Stop | None = None,
+) -> RunResult:
+    """Run `request` in `worktree`; `scratch` is a gate-owned folder outside it.
+    `stop`: once it is set, the process is killed (within `STOP_POLL` seconds) and
+    the result is an error (a time budget that ends what is running)."""
     scratch.mkdir(parents=True, exist_ok=True)
     stem = request.label.replace(" ", "-").replace("/", "_")
     spec_path, results = scratch / f"{stem}.spec.json", scratch / f"{stem}.results.json"
@@ -300,8 +319,13 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
     server = fork_server(env, environment, scratch)
     limit = request.item_limit
     watch = None if limit is None else StallWatch(Path(f"{results}.progress"), limit + STALL_GRACE)
-    code, timed_out = _run_session(argv, worktree, log, timeout, env, launch, server, watch)
+    code, timed_out = _run_session(
+        argv, worktree, log, timeout, env, launch, server, watch=watch, stop=stop
+    )
     seconds = time.monotonic() - started
+    if stop is not None and stop.is_set() and (timed_out or code == STOPPED):
+        error = f"the {request.label} pytest process was ended: its time budget ran out"
+        return RunResult(request.label, None, seconds, error=error, log=log, junit=junit)
     if watch is not None and watch.stalled:
         error = (
             f"the {request.label} pytest process stopped responding: no test item finished "
@@ -323,7 +347,7 @@ def run_pytest(request: RunRequest, worktree: Path, scratch: Path, timeout: floa
         # The contract: whatever the config loads, the same per-item facts as without
         # it. Here xdist ran nothing, because its workers collected different items;
         # without distribution one process collects, once, as `pytest` without `-n`.
-        return run_pytest(replace(request, xdist_off=True), worktree, scratch, timeout)
+        return run_pytest(replace(request, xdist_off=True), worktree, scratch, timeout, stop)
     return result
 
 
@@ -659,10 +683,12 @@ def _run_session(
     stdin: str | None = None,
     server: ForkServer | None = None,
     watch: StallWatch | None = None,
+    stop: Stop | None = None,
 ) -> tuple[int | None, bool]:
     """Run `argv` (or, with `server`, a fork of it that runs the bootstrap with
     `stdin` as its launch line) in its own session; (exit code, timed out). The
-    code is None when the server ended before reporting the child's status."""
+    code is None when the server ended before reporting the child's status, and
+    `STOPPED` when `stop` was set while it ran."""
     _become_subreaper()
     env = test_environment() if env is None else env
     with open(log, "wb") as out:
@@ -694,7 +720,7 @@ def _run_session(
         try:
             if stopping:
                 _signal_group(proc)
-            code = _wait(proc, timeout, watch)
+            code = _wait(proc, timeout, watch, stop)
             timed_out = False
         except subprocess.TimeoutExpired:
             code, timed_out = -1, True
@@ -722,20 +748,25 @@ class StallWatch:
 
 
 def _wait(
-    proc: subprocess.Popen[bytes] | ForkedChild, timeout: float, watch: StallWatch | None
+    proc: subprocess.Popen[bytes] | ForkedChild,
+    timeout: float,
+    watch: StallWatch | None,
+    stop: Stop | None,
 ) -> int | None:
-    """The process's exit code; TimeoutExpired past `timeout` or once `watch` says
-    it stalled (the caller kills its group either way)."""
-    if watch is None:
+    """The process's exit code; `STOPPED` once `stop` is set (it is then killed by
+    the caller, like a process that timed out). Raises TimeoutExpired past `timeout`
+    or once `watch` says it stalled (the caller kills its group either way)."""
+    if watch is None and stop is None:
         return proc.wait(timeout=timeout)
-    deadline = time.monotonic() + timeout
-    while True:
-        left = deadline - time.monotonic()
-        try:
-            return proc.wait(timeout=max(min(STALL_POLL, left), 0.01))
-        except subprocess.TimeoutExpired:
-            if left <= STALL_POLL or watch.check():
-                raise
+    poll = STOP_POLL if stop is not None else STALL_POLL
+    end = time.monotonic() + timeout
+    while stop is None or not stop.is_set():
+        left = end - time.monotonic()
+        if left <= 0 or (watch is not None and watch.check()):
+            raise subprocess.TimeoutExpired(f"pid {proc.pid}", timeout)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return proc.wait(timeout=min(left, poll))
+    return STOPPED
 
 
 def _feed(proc: subprocess.Popen[bytes], text: str | None) -> None:

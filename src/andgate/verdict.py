@@ -8,7 +8,7 @@ false, so the only way to an allow is every phase recorded and clean.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from andgate.records import (
@@ -280,14 +280,25 @@ def untrusted_findings(facts: ClassFacts, fail_closed: bool) -> list[Finding]:
 def discrimination_findings(facts: DiscriminationFacts) -> list[Finding]:
     """Tests the change adds that pass against every broken version of head tried."""
     blind = facts.blind
-    if not blind or not facts.against:
+    if not blind or not (facts.against or facts.skipped):
         return []
-    shown = ", ".join(blind[:5]) + (f" and {len(blind) - 5} more" if len(blind) > 5 else "")
-    detail = (
-        f"{len(blind)} of {len(facts.items)} tests the change adds discriminate nothing: "
-        f"they pass against all {len(facts.against)} broken versions of head tried "
-        f"(known-bad fixtures, mutants of the lines it touched): {shown}"
-    )
+    shown = _some(blind)
+    if facts.skipped:
+        # What was not tried is not a pass: with require_discriminating_tests this
+        # blocks, as a miss would.
+        budget = "" if facts.budget is None else f" ({facts.budget:.1f}s)"
+        detail = (
+            f"{len(blind)} of {len(facts.items)} tests the change adds were not shown to "
+            f"discriminate anything: they passed against the {len(facts.against)} broken "
+            f"versions of head tried, and the time budget{budget} ran out before "
+            f"{len(facts.skipped)} more ({_some(facts.skipped, 3)}): {shown}"
+        )
+    else:
+        detail = (
+            f"{len(blind)} of {len(facts.items)} tests the change adds discriminate nothing: "
+            f"they pass against all {len(facts.against)} broken versions of head tried "
+            f"(known-bad fixtures, mutants of the lines it touched): {shown}"
+        )
     if facts.required:
         return [_f(Reason.AGENT_TESTS_DISCRIMINATE_NOTHING, detail, Bit.UNTRUSTED)]
     return [_f(Warning_.AGENT_TESTS_DISCRIMINATE_NOTHING, detail)]
@@ -369,6 +380,11 @@ def _moot_detail(dispute: Dispute, status: DisputeStatus, path: str) -> str | No
 def _disputes_first(reasons: list[Finding]) -> tuple[Finding, ...]:
     """ORACLE_DISPUTED first: the change's own account of its block leads."""
     return tuple(sorted(reasons, key=lambda f: f.code is not Reason.ORACLE_DISPUTED))
+
+
+def _some(names: Sequence[str], limit: int = 5) -> str:
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
 
 
 def _f(code: Reason | Warning_, detail: str, bit: Bit | None = None) -> Finding:

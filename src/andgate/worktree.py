@@ -185,6 +185,9 @@ class Worktree:
         does not apply cleanly (a conflict counts as not applying)."""
         proc = self._git("apply", "--3way", "--whitespace=nowarn", str(patch), check=False)
         if proc.returncode == 0:
+            # Like apply_patch: a source rewritten within the second its bytecode was
+            # written, at the same size, would otherwise run as it was.
+            self._drop_bytecode(_new_paths(patch.read_bytes()))
             return None
         lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         conflicts = [line[2:] for line in lines if line.startswith("U ")]
@@ -330,3 +333,12 @@ def worktree_pool(
     finally:
         with deferred_signals():
             pool.close()
+
+
+def _new_paths(patch: bytes) -> list[str]:
+    """The paths a patch's `+++ b/<path>` headers name (what it writes)."""
+    return [
+        line[6:].decode("utf-8", "surrogateescape").rstrip("\t")
+        for line in patch.splitlines()
+        if line.startswith(b"+++ b/")
+    ]

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from andgate import proposals, writer
-from andgate.cache import SharedKillers, default_cache_dir
+from andgate.cache import GreenCache, SharedKillers
 from andgate.commands.common import (
     Target,
     generated_notes,
@@ -53,6 +53,7 @@ from andgate.harvest import (
     harvest_commit,
     production_filter,
     replay_patch,
+    test_side_filter,
 )
 from andgate.mutate import Mutant, mutants_of
 from andgate.paths import matching
@@ -66,7 +67,8 @@ MUTANTS_SCHEMA = "andgate.mutants/1"
 DEFAULT_BUDGET = 600.0
 DEFAULT_LIMIT = 50
 PROCESS_TIMEOUT = 300.0
-APPLIED = (Fate.KILLED, Fate.MISSED, Fate.COSMETIC)  # the revert applies cleanly to HEAD
+# the revert applies cleanly to HEAD
+APPLIED = (Fate.KILLED, Fate.MISSED, Fate.UNPROVEN, Fate.COSMETIC)
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,8 @@ def _replayer(
         environment=environment,
     )
     _require_green_oracle(session, plan, pool, request, scratch, timeout)
+    # A fix's own tests, outside the oracle files: untrusted items of HEAD.
+    evidence = RunRequest("fix tests", Role.UNTRUSTED, plan.head_rules)
     return Replayer(
         git=session.git,
         pool=pool,
@@ -134,6 +138,9 @@ def _replayer(
         cache=SharedKillers(cache_dir),
         oracle_digest=plan.trusted_oracle_digest,
         deadline=deadline,
+        evidence=evidence,
+        oracle_files=frozenset(plan.trusted_oracle_files),
+        greens=GreenCache(cache_dir),
     )
 
 
@@ -206,6 +213,7 @@ def run_harvest(
         since=since_sha,
         limit=limit,
         is_production=is_production,
+        is_test=test_side_filter(session.config),
     )
     with target_pool(session.target) as (scratch, pool):
         replayer = _replayer(
@@ -214,9 +222,10 @@ def run_harvest(
             scratch,
             deadline=started + budget,
             timeout=timeout,
-            cache_dir=cache_dir or default_cache_dir(),
+            cache_dir=cache_dir,
         )
         tally = Tally("harvest", len(fixes), "commits", ("killed", "missed"))
+        # Parallel over commits; within one, revert and replay share a worktree.
         results = run_parallel(_harvest_tasks(fixes, replayer, tally), jobs)
     seconds = time.monotonic() - started
     summary = HarvestSummary(session, since_sha, limit, budget, scanned, results, seconds)
@@ -271,10 +280,17 @@ class HarvestSummary:
             f"{plural(len(self.results), 'commit')} that changed production code "
             f"(of {self.scanned} walked), {self.seconds:.1f}s",
             f"  {counts['killed']} killed (proposed), {counts['missed']} missed by the oracle "
-            f"class, {counts['stale']} no longer apply, {counts['cosmetic']} cosmetic, "
+            f"class, {counts[Fate.UNPROVEN.value]} let through but not shown to be a fix, "
+            f"{counts['stale']} no longer apply, {counts['cosmetic']} cosmetic, "
             f"{counts['error']} errors, "
             f"{counts['over budget']} not tried (budget)",
         ]
+        remembered = sum(r.remembered for r in self.results)
+        if remembered:
+            lines.append(
+                f"  {remembered} let through in an earlier run under the same oracle files "
+                "(not replayed; --no-cache replays them)"
+            )
         for title, fate in (("proposed", Fate.KILLED), ("missed", Fate.MISSED)):
             rows = [(r.commit.sha[:10], r.commit.subject[:60]) for r in self.of(fate)]
             if rows:
@@ -315,24 +331,48 @@ class HarvestSummary:
             "",
             f"## Fixes the oracle class misses ({counts['missed']})",
             "",
-            "Each revert applies to HEAD and every oracle item still passes: a bug the "
-            "project once fixed that its oracles would let back in.",
+            "Each revert applies to HEAD, every oracle item still passes, and the tests the "
+            "commit itself added or changed fail on it (and pass on HEAD): a bug the project "
+            "once fixed that its oracles would let back in.",
             "",
         ]
         lines += _md_table(
-            ("commit", "subject", "files", "time", "revert"),
+            ("commit", "subject", "files", "shown by", "time", "revert"),
             [
                 (
                     r.commit.sha[:10],
                     r.commit.subject,
                     ", ".join(r.commit.files),
+                    ", ".join(r.evidence[:3]),
                     f"{r.seconds:.1f}s",
                     f"`missed/{r.fixture_name}.patch`",
                 )
                 for r in self.of(Fate.MISSED)
             ],
         )
-        others = [r for r in self.results if r.fate not in (Fate.KILLED, Fate.MISSED)]
+        lines += [
+            "",
+            f"## Let through, not shown to be a fix ({counts[Fate.UNPROVEN.value]})",
+            "",
+            "Each revert applies to HEAD and every oracle item still passes, but nothing "
+            "shows the commit fixed a bug: it changed no test outside the oracle files, or "
+            "none of its tests fails on the revert (a refactor, a feature, maintenance).",
+            "",
+        ]
+        lines += _md_table(
+            ("commit", "subject", "files", "time"),
+            [
+                (
+                    r.commit.sha[:10],
+                    r.commit.subject,
+                    ", ".join(r.commit.files),
+                    f"{r.seconds:.1f}s" + (" (remembered)" if r.remembered else ""),
+                )
+                for r in self.of(Fate.UNPROVEN)
+            ],
+        )
+        shown = (Fate.KILLED, Fate.MISSED, Fate.UNPROVEN)
+        others = [r for r in self.results if r.fate not in shown]
         lines += ["", f"## Not replayed ({len(others)})", ""]
         lines += _md_table(
             ("commit", "subject", "why"),
@@ -351,6 +391,8 @@ def _harvested_json(result: Harvested) -> dict[str, Any]:
         "seconds": round(result.seconds, 2),
         "problem": result.problem,
         "fixture": f"{result.fixture_name}.patch" if result.fate is Fate.KILLED else None,
+        "shown_by": list(result.evidence),
+        "remembered": result.remembered,
     }
 
 
@@ -408,7 +450,7 @@ def run_mutants(
             scratch,
             deadline=started + budget,
             timeout=timeout,
-            cache_dir=cache_dir or default_cache_dir(),
+            cache_dir=cache_dir,
         )
         tally = Tally("mutants", len(mutants), "mutants", ("killed", "survived"))
         runs = run_parallel(_mutant_tasks(mutants, replayer, tally), jobs)

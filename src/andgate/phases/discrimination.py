@@ -7,9 +7,14 @@ of them. The report covers those items that passed on head; one that fails under
 of the broken versions would pass against broken code too.
 These runs are untrusted like the untrusted phase, and run in its pool, queued after
 its processes (worktrees of head, only the change's test files; the items that passed
-on head are known once both are done), bounded by a time budget from the first of
-them, and they can only add a warning (or, with `require_discriminating_tests: true`,
-a block): never turn a block into an allow.
+on head are known once both are done). They are bounded by a wall-clock budget that
+starts when the untrusted class's last process ends (before that they only take
+cores the class leaves idle): by default a quarter of the time the classes took, at
+most a minute (`default_budget`). When it runs out, the breakages still running are
+killed (within `run.STOP_POLL`) and those not started are not; the report names
+them. They can only add a warning (or, with `require_discriminating_tests: true`, a
+block, also when the budget ran out before an item was shown to discriminate: what
+was not tried is not a pass): never turn a block into an allow.
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ from __future__ import annotations
 import difflib
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from andgate.changed_tests import changed_tests, item_name
 from andgate.git import REGULAR_FILE_MODES, Change, Git
 from andgate.mutate import mutants_of
 from andgate.phases.context import PhaseContext, is_part_of
@@ -29,6 +35,30 @@ from andgate.state import RunName
 
 MAX_MUTANTS = 4
 BREAKS = {Outcome.FAILED, Outcome.ERROR, Outcome.RERUN_PASSED}
+# The default budget: this share of the classes' wall time, at most MAX_BUDGET seconds.
+# The report is a warning: it must not cost more than a fraction of the check.
+BUDGET_SHARE = 0.25
+MAX_BUDGET = 60.0
+
+
+def default_budget(classes_seconds: float) -> float:
+    """The report's budget when none is given: a quarter of the classes' time, at most
+    a minute (a 3-line fix once spent twenty suites' time on a warning)."""
+    return max(0.0, min(MAX_BUDGET, BUDGET_SHARE * classes_seconds))
+
+
+class Deadline:
+    """When the report's budget runs out: unknown (never out) until head's results
+    are in. A `run.Stop`: a breakage running when it passes is killed."""
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+
+    def is_set(self) -> bool:
+        return self.at is not None and time.monotonic() >= self.at
+
+    def left(self) -> float | None:
+        return None if self.at is None else self.at - time.monotonic()
 
 
 @dataclass(frozen=True)
@@ -44,13 +74,15 @@ class _Found:
     """What the breakages that ran did to the untrusted items of the touched files,
     and (once the untrusted class's processes ended) which of them passed on head."""
 
-    budget: float
+    budget: float | None  # seconds once head's results are in; None: default_budget
+    started: float = field(default_factory=time.monotonic)  # when the classes started
     ran: list[str] = field(default_factory=list)
     failed: dict[str, set[str]] = field(default_factory=dict)  # breakage -> items that broke
     broken_files: dict[str, set[str]] = field(default_factory=dict)  # breakage -> files
     agent: frozenset[str] | None = None  # passed on head; None until the class ran
-    over_budget: bool = False  # a breakage that was needed did not run in time
-    deadline: float | None = None  # set when the first breakage starts
+    skipped: list[str] = field(default_factory=list)  # not tried, or ended: the budget ran out
+    deadline: Deadline = field(default_factory=Deadline)
+    spent: float | None = None  # the budget, in seconds, once it is known
     in_flight: int = 0  # breakages running now
     waiting: set[int] = field(default_factory=set)  # breakages waiting to start, by index
     lock: threading.Condition = field(default_factory=threading.Condition)
@@ -64,10 +96,28 @@ class _Found:
         ]
 
     def know(self, agent: Iterable[str]) -> None:
-        """The items the report covers: those that passed on head."""
+        """The items the report covers: those that passed on head. The classes are
+        done: the budget starts now."""
         with self.lock:
+            now = time.monotonic()
+            self.spent = default_budget(now - self.started) if self.budget is None else self.budget
+            self.deadline.at = now + self.spent
             self.agent = frozenset(agent)
             self.lock.notify_all()
+
+    def files_left(self, files: frozenset[str]) -> frozenset[str]:
+        """The touched files that still hold an item no breakage killed (all of them
+        before head's results are in): a later breakage runs only those."""
+        with self.lock:
+            if self.agent is None:
+                return files
+            return frozenset(n.split("::", 1)[0] for n in self.agent if not self.killed_by(n))
+
+    def skip(self, name: str) -> None:
+        """`name` was not tried, or was ended, because the budget ran out."""
+        with self.lock:
+            if name not in self.skipped:
+                self.skipped.append(name)
 
     def nothing_left(self) -> bool:
         """Every item that passed on head has failed against something: the rest of
@@ -97,11 +147,16 @@ class _Found:
         with self.lock:
             self.waiting.add(index)
             try:
-                while not self._nothing_left() and (
-                    (self.in_flight and self._enough_in_flight()) or index != min(self.waiting)
+                while (
+                    not self._nothing_left()
+                    and not self.deadline.is_set()
+                    and (
+                        (self.in_flight and self._enough_in_flight()) or index != min(self.waiting)
+                    )
                 ):
-                    self.lock.wait(timeout=1.0)
-                if self._nothing_left():
+                    left = self.deadline.left()
+                    self.lock.wait(timeout=1.0 if left is None else max(0.01, min(1.0, left)))
+                if self._nothing_left() or self.deadline.is_set():
                     return False
                 self.in_flight += 1
                 return True
@@ -115,11 +170,9 @@ class _Found:
             self.lock.notify_all()
 
     def out_of_time(self) -> bool:
+        """The budget ran out (and something was left to learn)."""
         with self.lock:
-            now = time.monotonic()
-            if self.deadline is None:
-                self.deadline = now + self.budget
-            return now > self.deadline
+            return self.deadline.is_set() and not self._nothing_left()
 
     def record(self, name: str, result: RunResult) -> None:
         collected = {i.facts.nodeid for i in result.selected(Role.UNTRUSTED)}
@@ -172,8 +225,16 @@ class Discrimination:
 
 
 def plan_discrimination(
-    ctx: PhaseContext, git: Git, changes: Sequence[Change], *, budget: float, enabled: bool = True
+    ctx: PhaseContext,
+    git: Git,
+    changes: Sequence[Change],
+    *,
+    budget: float | None,
+    enabled: bool = True,
+    started: float | None = None,
 ) -> Discrimination:
+    """The report's runs; `budget` in seconds from the end of the classes (None: a
+    share of their time, counted from `started`, when the test phases began)."""
     state, config = ctx.state, ctx.config
     required = config.manifest.require_discriminating_tests
     if not enabled:
@@ -182,18 +243,19 @@ def plan_discrimination(
         merged = merge_discrimination(ctx.work.recorded.discrimination, required)
         return Discrimination([], lambda: setattr(state, "discrimination", merged))
     files = _touched_test_files(ctx, changes)
+    added = _added_tests(git, ctx.plan.base, ctx.plan.head, changes, files)
     # Mutants of the lines the change touched first: they are what the agent's tests
     # are most likely to notice, and once every item has failed against something the
     # rest need not run (the report only ever needs one breakage per item).
     breakages = _mutants(git, ctx.plan.base, ctx.plan.head, changes, ctx) if files else []
     breakages += [Breakage(f"known-bad {f.name}", f.patch) for f in config.known_bad if files]
-    found = _Found(budget)
+    found = _Found(budget, time.monotonic() if started is None else started)
     tasks = [_task(ctx, index, b, files, found) for index, b in enumerate(breakages)]
     order = {b.name: i for i, b in enumerate(breakages)}  # not the order they finished in
 
     def finish() -> None:
         run = state.runs.get(RunName.UNTRUSTED)
-        agent = _agent_items([run] if run is not None else [], files)
+        agent = _agent_items([run] if run is not None else [], files, added)
         if not agent:
             state.discrimination = DiscriminationFacts(required=required)
             return
@@ -201,12 +263,14 @@ def plan_discrimination(
             items=tuple((n, tuple(sorted(found.killed_by(n), key=order.get))) for n in agent),
             against=tuple(sorted(found.ran, key=order.get)),
             required=required,
-            incomplete=found.over_budget,
+            incomplete=bool(found.skipped),
+            skipped=tuple(sorted(found.skipped, key=order.get)),
+            budget=found.spent,
         )
 
     def on_head() -> None:
         parts = [r for name, r in state.runs.items() if is_part_of(RunName.UNTRUSTED, name)]
-        found.know(_agent_items(parts, files))
+        found.know(_agent_items(parts, files, added))
 
     return Discrimination(tasks, finish, on_head)
 
@@ -219,11 +283,16 @@ def merge_discrimination(
     against: list[str] = []
     for part in sorted(parts, key=lambda p: -len(p.against)):
         against += [a for a in part.against if a not in against]
+    covering = [p for p in parts if p.items]
+    skipped = [s for p in covering for s in p.skipped]
+    budgets = [p.budget for p in covering if p.budget is not None]
     return DiscriminationFacts(
         items=tuple(sorted(item for part in parts for item in part.items)),
         against=tuple(against),
         required=required,
-        incomplete=any(p.incomplete for p in parts if p.items),
+        incomplete=any(p.incomplete for p in covering),
+        skipped=tuple(dict.fromkeys(skipped)),
+        budget=max(budgets) if budgets else None,
     )
 
 
@@ -240,17 +309,48 @@ def _touched_test_files(ctx: PhaseContext, changes: Sequence[Change]) -> frozens
     )
 
 
-def _agent_items(runs: Sequence[RunResult], files: frozenset[str]) -> tuple[str, ...]:
-    """Untrusted items in those files that passed on head (in these processes of
-    the untrusted class); none when one of them failed to run."""
+def _added_tests(
+    git: Git, base: str, head: str, changes: Sequence[Change], files: frozenset[str]
+) -> dict[str, frozenset[str] | None]:
+    """Per touched Python test file, the test functions the change added or edited
+    (`changed_tests`); None: every item of the file counts (a new file, a file that
+    does not parse, a doctest file). The report covers the tests the change adds,
+    not the rest of a module it appended one to."""
+    out: dict[str, frozenset[str] | None] = {}
+    for change in changes:
+        path = change.new_path
+        if path not in files:
+            continue
+        if change.status not in "MR" or not path.endswith(".py") or not change.old_path:
+            out[path] = None
+            continue
+        out[path] = changed_tests(git.read_blob(base, change.old_path), git.read_blob(head, path))
+    return out
+
+
+def _agent_items(
+    runs: Sequence[RunResult],
+    files: frozenset[str],
+    added: Mapping[str, frozenset[str] | None] | None = None,
+) -> tuple[str, ...]:
+    """Untrusted items the change added in those files that passed on head (in
+    these processes of the untrusted class); none when one of them failed to run."""
     if not files or not runs or any(run.error for run in runs):
         return ()
+    added = added or {}
+
+    def is_added(nodeid: str, path: str) -> bool:
+        names = added.get(path)
+        return names is None or item_name(nodeid) in names
+
     return tuple(
         sorted(
             i.facts.nodeid
             for run in runs
             for i in run.selected(Role.UNTRUSTED)
-            if i.facts.path in files and run.outcome(i.facts.nodeid) is Outcome.PASSED
+            if i.facts.path in files
+            and is_added(i.facts.nodeid, i.facts.path)
+            and run.outcome(i.facts.nodeid) is Outcome.PASSED
         )
     )
 
@@ -272,10 +372,11 @@ def _mutants(
         old = (before or b"").decode("utf-8", "replace")
         new = (after or b"").decode("utf-8", "replace")
         lines = _added_lines(old, new)
-        for mutant in mutants_of(path, new):
-            if mutant.line in lines and len(out) < MAX_MUTANTS:
-                name = f"mutant {path}:{mutant.line} {mutant.description}"
-                out.append(Breakage(name, mutant.patch))
+        if not lines or len(out) >= MAX_MUTANTS:
+            continue
+        for mutant in mutants_of(path, new, lines=lines, limit=MAX_MUTANTS - len(out)):
+            name = f"mutant {path}:{mutant.line} {mutant.description}"
+            out.append(Breakage(name, mutant.patch))
     return out
 
 
@@ -299,7 +400,9 @@ def _task(
 ) -> Callable[[], None]:
     def run() -> None:
         if not found.start(index):
-            return  # every item already failed against broken code: nothing left to learn
+            if found.out_of_time():
+                found.skip(breakage.name)  # the report says it was not tried
+            return  # or every item already failed against broken code: nothing to learn
         try:
             _break(ctx, index, breakage, files, found)
         finally:
@@ -311,8 +414,10 @@ def _task(
 def _break(
     ctx: PhaseContext, index: int, breakage: Breakage, files: frozenset[str], found: _Found
 ) -> None:
-    if found.out_of_time():
-        found.over_budget = True  # this breakage is not tried (the report says so)
+    # Only the files whose items no breakage killed yet: head's run (the untrusted
+    # class's own) and the breakages that ran are not repeated.
+    left = found.files_left(files)
+    if not left:
         return
     patch = ctx.scratch / f"discrimination-{index}.patch"
     patch.write_bytes(breakage.patch)
@@ -320,13 +425,18 @@ def _break(
         f"discrimination {index}",
         Role.UNTRUSTED,
         ctx.plan.head_rules,
-        allow_files=tuple(sorted(files)),
+        allow_files=tuple(sorted(left)),
         failures_expected=True,
         environment=ctx.state.environment,
     )
     with ctx.pool.lease(ctx.plan.head) as worktree:
         if worktree.apply_patch(patch) is not None:
             return  # does not apply to head: nothing to learn from it
-        result = run_pytest(request, worktree.path, ctx.scratch, ctx.timeout)
+        if found.out_of_time():
+            found.skip(breakage.name)  # the budget ran out while the worktree was made
+            return
+        result = run_pytest(request, worktree.path, ctx.scratch, ctx.timeout, found.deadline)
     if not result.error:
         found.record(breakage.name, result)
+    elif found.deadline.is_set():
+        found.skip(breakage.name)  # ended by the budget: not a miss, not a kill
