@@ -195,3 +195,14 @@ def test_every_example_pins_the_version_this_release_tags():
     pins = pinned_versions()
     assert pins
     assert {version for _, version in pins} == {f"v{__version__}"}, pins
+
+
+def test_the_manifest_page_names_every_construct_and_key():
+    from andgate.manifest import MANIFEST_SCHEMA
+    from andgate.scan import Construct
+
+    page = (ROOT / "docs" / "manifest.md").read_text("utf-8")
+    for construct in Construct:
+        assert f"`{construct.value}`" in page, construct
+    for key in MANIFEST_SCHEMA:
+        assert f"\n{key.name}:" in page, key.name
