@@ -155,15 +155,25 @@ PRODUCTION: list[Shape] = [
     ),
     Shape("production copied", lambda r: copy(r, "minilib/text.py", "minilib/text_copy.py")),
     Shape("production mode only", lambda r: make_executable(r, "minilib/text.py")),
-    Shape("production symlink added", lambda r: symlink(r, "minilib/alias.py", "text.py")),
-    Shape("production file becomes a symlink", lambda r: symlink(r, "minilib/VERSION", "text.py")),
+    # A symlink in production code is a construct of the scan (Python imports the file
+    # it leads to, not what the scan read as the link).
+    Shape(
+        "production symlink added",
+        lambda r: symlink(r, "minilib/alias.py", "text.py"),
+        codes("PRODUCTION_SUSPICIOUS"),
+    ),
+    Shape(
+        "production file becomes a symlink",
+        lambda r: symlink(r, "minilib/VERSION", "text.py"),
+        codes("PRODUCTION_SUSPICIOUS"),
+    ),
     Shape(
         "production module becomes a symlink (the fixture's file is one)",
         _all(
             lambda r: copy(r, "minilib/text.py", "minilib/text_impl.py"),
             lambda r: symlink(r, "minilib/text.py", "text_impl.py"),
         ),
-        codes("KNOWN_BAD_STALE"),
+        codes("KNOWN_BAD_STALE", "PRODUCTION_SUSPICIOUS"),
     ),
     Shape(
         "production binary added",

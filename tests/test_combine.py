@@ -35,6 +35,9 @@ def _options(sample, head: str, **extra: Any) -> dict[str, Any]:
         "jobs": 2,
         "timeout": 300,
         "cache_dir": None,
+        # Room for every breakage: the default budget follows the classes' wall time,
+        # which differs between one check and N shards on a loaded machine.
+        "discrimination_budget": 300.0,
         **extra,
     }
 
@@ -285,7 +288,7 @@ def test_the_cli_runs_a_shard_and_combines(honest, tmp_path, capsys):
     shard = tmp_path / "two"
     code = main(
         ["check", *common, "--today", SAMPLE_TODAY, "--jobs", "2", "--no-cache",
-         "--shard", "2/2", "--artifacts", str(shard)]
+         "--discrimination-budget", "300", "--shard", "2/2", "--artifacts", str(shard)]
     )  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0, out

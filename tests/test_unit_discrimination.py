@@ -74,8 +74,10 @@ def test_the_budget_starts_when_head_is_known_not_when_planned():
     assert found.out_of_time() and found.deadline.is_set()
 
 
-def test_the_default_budget_is_a_quarter_of_the_classes_time_at_most_a_minute():
-    assert default_budget(8.0) == 2.0
+def test_the_default_budget_is_a_quarter_of_the_classes_time_within_5_s_and_a_minute():
+    assert default_budget(40.0) == 10.0
+    assert default_budget(8.0) == 5.0
+    assert default_budget(0.0) == 5.0
     assert default_budget(1000.0) == 60.0
     found = _Found(budget=None, started=time.monotonic() - 20.0)  # classes took 20 s
     found.know({A})

@@ -221,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="seconds the discrimination report may run on after the test classes end; "
         "what it did not get to is reported (default: a quarter of the classes' time, at "
-        "most 60)",
+        "least 5, at most 60)",
     )
     check.add_argument(
         "--shard",

@@ -9,8 +9,8 @@ These runs are untrusted like the untrusted phase, and run in its pool, queued a
 its processes (worktrees of head, only the change's test files; the items that passed
 on head are known once both are done). They are bounded by a wall-clock budget that
 starts when the untrusted class's last process ends (before that they only take
-cores the class leaves idle): by default a quarter of the time the classes took, at
-most a minute (`default_budget`). When it runs out, the breakages still running are
+cores the class leaves idle): by default a quarter of the time the classes took, from
+5 s to a minute (`default_budget`). When it runs out, the breakages still running are
 killed (within `run.STOP_POLL`) and those not started are not; the report names
 them. They can only add a warning (or, with `require_discriminating_tests: true`, a
 block, also when the budget ran out before an item was shown to discriminate: what
@@ -39,12 +39,16 @@ BREAKS = {Outcome.FAILED, Outcome.ERROR, Outcome.RERUN_PASSED}
 # The report is a warning: it must not cost more than a fraction of the check.
 BUDGET_SHARE = 0.25
 MAX_BUDGET = 60.0
+# At least this long: a quarter of a small suite's time is less than one pytest start-up,
+# and a report that can try nothing only says so.
+MIN_BUDGET = 5.0
 
 
 def default_budget(classes_seconds: float) -> float:
-    """The report's budget when none is given: a quarter of the classes' time, at most
-    a minute (a 3-line fix once spent twenty suites' time on a warning)."""
-    return max(0.0, min(MAX_BUDGET, BUDGET_SHARE * classes_seconds))
+    """The report's budget when none is given: a quarter of the classes' time, at least
+    MIN_BUDGET and at most a minute (a 3-line fix once spent twenty suites' time on a
+    warning)."""
+    return max(MIN_BUDGET, min(MAX_BUDGET, BUDGET_SHARE * classes_seconds))
 
 
 class Deadline:

@@ -35,7 +35,9 @@ def run_inventory_phase(
     )
     holders = oracle_holders(state.inventory, runs.get(RunName.BASE_ORACLE))
     allow = config.manifest.production_scan_allow
-    scan = with_unscanned_imports(scan, runs.values(), changes, allow)
+    scan = with_unscanned_imports(
+        scan, runs.values(), changes, allow, is_test_side=config.test_side.holds
+    )
     scan = with_installed_hooks(scan, state.environment)
     changes_facts = sort_changes(
         changes,

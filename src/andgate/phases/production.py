@@ -179,17 +179,22 @@ def with_unscanned_imports(
     runs: Iterable[RunResult],
     changes: Iterable[Change],
     allow: Mapping[str, frozenset[Construct]],
+    is_test_side: Callable[[str], bool] = lambda path: False,
 ) -> ScanResult:
     """The scan's findings plus each module a run imported from its worktree that
     the scan did not read as Python source (a symlink, a file of another kind;
     `redirect.unscanned_modules`) when the change touched it or what it leads to:
-    what is imported must be what was scanned. An owner's `symlink` allow entry for
-    the path covers a link, as it covers the scan's own finding."""
+    what is imported must be what was scanned. A link from test code to test code is
+    not production code (the test side is judged by where it runs, never scanned).
+    An owner's `symlink` allow entry for the path covers a link, as it covers the
+    scan's own finding."""
     changed = {p for c in changes for p in c.paths}
     found = dict.fromkeys(scan.suspicious)
     for run in runs:
         for module, path, target, why in run.unscanned:
             if path not in changed and target not in changed:
+                continue
+            if is_test_side(path) and is_test_side(target):
                 continue
             finding = ScanFinding(path, None, Construct.SYMLINK, why)
             if why.startswith("reached through") and is_allowed(finding, allow):
