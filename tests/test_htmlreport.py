@@ -13,6 +13,7 @@ import os
 import shutil
 import struct
 import subprocess
+import tempfile
 import zlib
 from pathlib import Path
 
@@ -397,7 +398,12 @@ def browser(chromium: str, tmp_path: Path, *args: str) -> subprocess.CompletedPr
         f"--user-data-dir={profile}",
         *args,
     ]
-    return subprocess.run(argv, capture_output=True, timeout=60, check=False)
+    # Chromium puts its singleton socket under TMPDIR, and a socket path longer than
+    # 107 bytes is refused (the suite's TMPDIR is each test's own, deep, folder): a
+    # short folder of this test's own, removed afterwards.
+    with tempfile.TemporaryDirectory(dir="/tmp", prefix="ag-") as short:
+        env = {**os.environ, "TMPDIR": short}
+        return subprocess.run(argv, capture_output=True, timeout=60, check=False, env=env)
 
 
 def screenshot(chromium: str, tmp_path: Path, report: HtmlReport, name: str) -> bytes:
