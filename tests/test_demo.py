@@ -36,3 +36,12 @@ def test_demo_exits_1_when_a_verdict_differs(capsys, monkeypatch, tmp_path):
     assert "SOME VERDICTS DIFFER" in out
     rows = [line.split()[0] for line in out.splitlines()[3:5]]
     assert rows == ["yes", "NO"], out
+
+
+@pytest.mark.slow  # end to end: one gate run
+def test_the_demos_approved_change_is_approved_under_ci_too(capsys, monkeypatch):
+    """CI runs `andgate demo`: with CI set, --approved-by counts only where the
+    manifest lists cli (the demo's does), or its approved change would block."""
+    monkeypatch.setenv("CI", "true")
+    approved = next(c for c in CHANGES if c.approvals)
+    assert run_demo(changes=(approved,)) == 0, capsys.readouterr().out
