@@ -156,3 +156,25 @@ def test_the_production_scan_findings_reach_the_change_facts():
 def test_without_a_scan_the_change_facts_hold_no_scan_findings():
     facts = sort("lib/x.py")
     assert facts.suspicious == () and facts.oracle_literals == ()
+
+
+def test_an_adopting_change_cannot_narrow_what_counts_as_production():
+    """Its own manifest sorted the paths: a `production_globs` that names nothing and a
+    `test_support_globs` over the code must not hide a production edit while adopting."""
+    from andgate import paths as paths_module
+    from andgate.authorship import adopting
+
+    narrowed = parse_manifest(
+        MANIFEST + 'production_globs: ["nothing/**"]\ntest_support_globs: ["lib/**"]\n',
+        "tests/trust_manifest.yaml",
+    )
+    paths = ("lib/core.py", "lib/data.json", "src/pkg/mod.py", "tests/test_new.py")
+    changes = modified(*paths, "tests/trust_manifest.yaml")
+    side = paths_module.TestSide(support_globs=("lib/**",))
+    facts = sort(*paths, "tests/trust_manifest.yaml", manifest=narrowed, test_side=side)
+    assert "src/pkg/mod.py" not in facts.production_paths  # dropped by production_globs
+    adopted = adopting(facts, changes)
+    assert adopted.adopting
+    # Python outside a test file, or anything the sorting dropped, is production; data a
+    # support glob names stays test side.
+    assert adopted.production_paths == ("lib/core.py", "src/pkg/mod.py")

@@ -228,3 +228,30 @@ def test_mutants_only_on_the_touched_lines_and_at_most_a_few():
     assert touched and {m.line for m in touched} == {4}
     assert [m.patch for m in touched] == [m.patch for m in every if m.line == 4]
     assert len(mutants_of("m.py", text, limit=1)) == 1 < len(every)
+
+
+def test_a_breakage_run_that_ends_in_an_error_counts_as_not_tried(tmp_path, monkeypatch):
+    """Not a breakage that silently drops out: with require_discriminating_tests, a
+    report where every breakage crashed would otherwise allow on nothing."""
+    import contextlib
+    from types import SimpleNamespace
+
+    from andgate.phases import discrimination
+    from andgate.run import RunResult
+
+    worktree = SimpleNamespace(path=tmp_path, apply_patch=lambda patch: None)
+    ctx = SimpleNamespace(
+        scratch=tmp_path,
+        timeout=60,
+        plan=SimpleNamespace(head="h" * 40, head_rules=None),
+        state=SimpleNamespace(environment=None),
+        pool=SimpleNamespace(lease=lambda commit: contextlib.nullcontext(worktree)),
+    )
+    crashed = RunResult("discrimination 0", None, 0.1, error="no results file")
+    monkeypatch.setattr(discrimination, "RunRequest", lambda *a, **k: None)
+    monkeypatch.setattr(discrimination, "run_pytest", lambda *a, **k: crashed)
+    found = _Found(budget=60)
+    breakage = discrimination.Breakage("mutant 1", b"patch")
+    discrimination._break(ctx, 0, breakage, frozenset({"tests/test_new.py"}), found)
+    assert found.skipped == ["mutant 1"]
+    assert "mutant 1" not in found.ran

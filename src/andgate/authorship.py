@@ -12,12 +12,20 @@ change to what a pull request runs the gate with (`.github/workflows/`,
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Protocol
 
 from andgate.git import Change
 from andgate.manifest import Manifest
-from andgate.paths import ConfigChanges, TestSide, is_pytest_config_name, is_under, matches
+from andgate.paths import (
+    ConfigChanges,
+    TestSide,
+    is_pytest_config_name,
+    is_test_file,
+    is_under,
+    matches,
+)
 from andgate.records import ChangeFacts
 from andgate.scan import is_gitattributes
 
@@ -130,3 +138,20 @@ def _config_reasons(
         if path in config_differs and path in config_differs.plugins:
             why[path] = f"{config_differs[path]}; {config_differs.plugins[path]}"
     return tuple((p, why[p]) for p in sorted(paths) if p in why)
+
+
+def adopting(facts: ChangeFacts, changes: Iterable[Change]) -> ChangeFacts:
+    """The facts of a change that adopts andgate. Its own manifest sorted the paths,
+    and a manifest written by the change must not decide what counts as production
+    code: `production_globs`, `test_support_globs`, a glob or folder that names code
+    would let the change edit production code while it adopts. So every changed path
+    is production unless the manifest's sorting put it on the test or trust side and
+    it is not Python outside a test file by name or folder."""
+    kept = {*facts.oracle_paths, *facts.trust_root_paths, *facts.test_paths}
+    production = {
+        path
+        for change in changes
+        for path in change.paths
+        if path not in kept or (path.endswith(".py") and not is_test_file(path))
+    }
+    return replace(facts, production_paths=tuple(sorted(production)), adopting=True)

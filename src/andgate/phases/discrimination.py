@@ -118,7 +118,7 @@ class _Found:
             return frozenset(n.split("::", 1)[0] for n in self.agent if not self.killed_by(n))
 
     def skip(self, name: str) -> None:
-        """`name` was not tried, or was ended, because the budget ran out."""
+        """`name` was not tried, or taught nothing: ended by the budget or by an error."""
         with self.lock:
             if name not in self.skipped:
                 self.skipped.append(name)
@@ -442,5 +442,8 @@ def _break(
         result = run_pytest(request, worktree.path, ctx.scratch, ctx.timeout, found.deadline)
     if not result.error:
         found.record(breakage.name, result)
-    elif found.deadline.is_set():
-        found.skip(breakage.name)  # ended by the budget: not a miss, not a kill
+    else:
+        # Ended by the budget, or by any other error (a crash, no results): nothing was
+        # learnt, so it is not tried; never a breakage that silently drops out, which
+        # would let require_discriminating_tests allow on nothing.
+        found.skip(breakage.name)

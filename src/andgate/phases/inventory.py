@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import replace
 
-from andgate.authorship import oracle_file_rule, sort_changes
+from andgate.authorship import adopting, oracle_file_rule, sort_changes
 from andgate.config import BaseConfig
 from andgate.freeze import freeze_facts
 from andgate.git import Change
@@ -49,6 +48,6 @@ def run_inventory_phase(
         test_side=config.test_side,
         scan=scan,
     )
-    state.changes = replace(changes_facts, adopting=state.adopting)
+    state.changes = adopting(changes_facts, changes) if state.adopting else changes_facts
     ineffective = ineffective_freezes(config.live_freeze_ids(today), state.inventory)
     state.freezes = freeze_facts(config.freezes, today, ineffective)
