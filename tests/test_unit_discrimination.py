@@ -255,3 +255,21 @@ def test_a_breakage_run_that_ends_in_an_error_counts_as_not_tried(tmp_path, monk
     discrimination._break(ctx, 0, breakage, frozenset({"tests/test_new.py"}), found)
     assert found.skipped == ["mutant 1"]
     assert "mutant 1" not in found.ran
+
+
+def test_after_last_tells_once_when_the_last_task_ends_however_it_ended():
+    from andgate.phases.context import after_last
+
+    told: list[str] = []
+
+    def boom() -> None:
+        raise RuntimeError("a task that fails still ends")
+
+    tasks = after_last([lambda: told.append("a"), boom], lambda: told.append("told"))
+    tasks[0]()
+    assert told == ["a"]
+    with pytest.raises(RuntimeError):
+        tasks[1]()
+    assert told == ["a", "told"]
+    assert after_last([], lambda: told.append("at once")) == []
+    assert told[-1] == "at once"

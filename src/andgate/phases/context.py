@@ -189,3 +189,29 @@ class PhaseContext:
         if not keep_parts:
             for n in parts:
                 del state.runs[n]
+
+
+def after_last(
+    tasks: list[Callable[[], None]], then: Callable[[], None]
+) -> list[Callable[[], None]]:
+    """`tasks`, each wrapped so that `then` runs once, when the last of them has ended
+    (however it ended); at once when there are none."""
+    if not tasks:
+        then()
+        return tasks
+    left, lock = [len(tasks)], threading.Lock()
+
+    def watched(task: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                task()
+            finally:
+                with lock:
+                    left[0] -= 1
+                    last = left[0] == 0
+                if last:
+                    then()
+
+        return run
+
+    return [watched(t) for t in tasks]

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from andgate.changed_tests import changed_tests, item_name
 from andgate.git import REGULAR_FILE_MODES, Change, Git
 from andgate.mutate import mutants_of
-from andgate.phases.context import PhaseContext, is_part_of
+from andgate.phases.context import PhaseContext, after_last, is_part_of
 from andgate.records import DiscriminationFacts, Outcome, Role
 from andgate.run import RunRequest, RunResult, run_pytest
 from andgate.state import RunName
@@ -207,25 +207,7 @@ class Discrimination:
         head once the last of them ended (the breakages only then stop early)."""
         if not self.tasks:
             return class_tasks
-        if not class_tasks:
-            self._on_head()
-            return class_tasks
-        left, lock = [len(class_tasks)], threading.Lock()
-
-        def watched(task: Callable[[], None]) -> Callable[[], None]:
-            def run() -> None:
-                try:
-                    task()
-                finally:
-                    with lock:
-                        left[0] -= 1
-                        last = left[0] == 0
-                    if last:
-                        self._on_head()
-
-            return run
-
-        return [watched(t) for t in class_tasks]
+        return after_last(class_tasks, self._on_head)
 
 
 def plan_discrimination(

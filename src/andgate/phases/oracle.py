@@ -8,12 +8,11 @@ sandboxed) against base's test side: the trusted tree.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable, Collection, Iterable
 
 from andgate.cache import KillerCache
 from andgate.github import approves_head
-from andgate.phases.context import PhaseContext, is_part_of
+from andgate.phases.context import PhaseContext, after_last, is_part_of
 from andgate.records import ItemResult, OracleFacts, Outcome, Role, Unpinned
 from andgate.replay import PlainRun, known_bad_facts, replay_fixture
 from andgate.run import RunRequest, RunResult, class_facts
@@ -123,26 +122,12 @@ def _telling(
     """The oracle class's tasks, telling the replays what each item took once the
     last of them ended (queued first, so a replay that waits for them never waits
     for a task that has not started)."""
-    if not class_tasks:
-        plain.ended(())
-        return class_tasks
-    left, lock = [len(class_tasks)], threading.Lock()
 
-    def watched(task: Callable[[], None]) -> Callable[[], None]:
-        def run() -> None:
-            try:
-                task()
-            finally:
-                with lock:
-                    left[0] -= 1
-                    last = left[0] == 0
-                if last:
-                    runs = list(ctx.state.runs.items())  # other tasks add to it
-                    plain.ended(r for name, r in runs if is_part_of(RunName.ORACLE, name))
+    def tell() -> None:
+        runs = list(ctx.state.runs.items())  # other tasks add to it
+        plain.ended(r for name, r in runs if is_part_of(RunName.ORACLE, name))
 
-        return run
-
-    return [watched(t) for t in class_tasks]
+    return after_last(class_tasks, tell)
 
 
 def _replay_tasks(
