@@ -14,7 +14,7 @@ of a bug put back into packaging's code; head is an honest change by another aut
 
 Test processes import packaging from the tree they run in: `PYTHONPATH=<tree>/src`
 for plain pytest, `PYTHONPATH=<checkout>/src` for the gate, which points every pytest
-process at its own worktree (`andgate.redirect`). pytest imports `packaging.version`
+process at its own worktree (`andgate.plugin.redirect`). pytest imports `packaging.version`
 itself (for `minversion`), so without that the suite would test the installed copy.
 """
 

@@ -7,7 +7,7 @@ default, its settings in `PROFILES`); it is cloned at run time into a temporary
 folder and nothing of it is committed here. Then:
 
 1. **Fix commits replayed as agent changes.** The newest commits that change the
-   library's code and add or change a test function (`andgate.harvest.fixed_tests`),
+   library's code and add or change a test function (`andgate.commands.harvest.fixed_tests`),
    each replayed on today's code: base = the library's HEAD with the whole commit
    (code and tests) reverted, + a trust overlay (an owner's commit: `andgate init`,
    the library's test files as oracles except the ones the commit touches, which stay
@@ -48,8 +48,8 @@ from typing import Any
 import run as bench  # benchmarks/run.py: the gate wrapper, timing, stages
 from sample_repo import base_env
 
+from andgate.commands.harvest import FixCommit, fixed_tests
 from andgate.git import Git
-from andgate.harvest import FixCommit, fixed_tests
 
 TODAY = "2026-11-25"
 OWNER = ("alice", "alice@example.com")

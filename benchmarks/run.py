@@ -71,37 +71,37 @@ LINEAR_SLACK = 1.5  # per-item gate-side cost at the larger size <= this x the s
 
 # What the gate does with results, timed inside the gate process (module:attribute).
 SECTIONS = (
-    "andgate.run:read_results",
-    "andgate.run:merge_results",
-    "andgate.run:class_facts",
-    "andgate.report:merge_junit",
-    "andgate.inventory:build_inventory",
-    "andgate.inventory:counts",
-    "andgate.inventory:ineffective_freezes",
-    "andgate.junit:annotate",
-    "andgate.state:Captured.collect",
-    "andgate.phases.oracle:oracle_facts",
-    "andgate.authorship:sort_changes",
-    "andgate.report:write_artifacts",
-    "andgate.report:VerdictJson.render",
-    "andgate.report:InventoryJson.render",
-    "andgate.report:SeedsJson.render",
-    "andgate.report:KnownBadJson.render",
-    "andgate.report:SummaryMarkdown.render",
-    "andgate.report:HtmlPage.render",
+    "andgate.process.run:read_results",
+    "andgate.process.run:merge_results",
+    "andgate.process.run:class_facts",
+    "andgate.report.artifacts:merge_junit",
+    "andgate.check.inventory.items:build_inventory",
+    "andgate.check.inventory.items:counts",
+    "andgate.check.inventory.items:ineffective_freezes",
+    "andgate.report.junit:annotate",
+    "andgate.check.state:Captured.collect",
+    "andgate.check.oracle.phase:oracle_facts",
+    "andgate.trust.authorship:sort_changes",
+    "andgate.report.artifacts:write_artifacts",
+    "andgate.report.artifacts:VerdictJson.render",
+    "andgate.report.artifacts:InventoryJson.render",
+    "andgate.report.artifacts:SeedsJson.render",
+    "andgate.report.artifacts:KnownBadJson.render",
+    "andgate.report.summary:SummaryMarkdown.render",
+    "andgate.report.artifacts:HtmlPage.render",
 )
 # The figures reported per item: trust_inventory.json (built and rendered), the JUnit
 # files (shards merged, attempts and frozen marks added), and everything else.
 SECTION_GROUPS = {
     "inventory": (
-        "andgate.inventory:build_inventory",
-        "andgate.inventory:counts",
-        "andgate.inventory:ineffective_freezes",
-        "andgate.report:InventoryJson.render",
+        "andgate.check.inventory.items:build_inventory",
+        "andgate.check.inventory.items:counts",
+        "andgate.check.inventory.items:ineffective_freezes",
+        "andgate.report.artifacts:InventoryJson.render",
     ),
-    "junit": ("andgate.report:merge_junit", "andgate.junit:annotate"),
-    "results_files": ("andgate.run:read_results",),
-    "artifacts_total": ("andgate.report:write_artifacts",),
+    "junit": ("andgate.report.artifacts:merge_junit", "andgate.report.junit:annotate"),
+    "results_files": ("andgate.process.run:read_results",),
+    "artifacts_total": ("andgate.report.artifacts:write_artifacts",),
 }
 
 GATE_WRAPPER = r"""
@@ -192,7 +192,7 @@ def session_wrap(spec, run):
     return timed_session
 
 patch("andgate.git:Git.run", git_wrap)
-patch("andgate.run:_run_session", session_wrap)  # Popen and fork-server runs alike
+patch("andgate.process.run:_run_session", session_wrap)  # Popen and fork-server runs alike
 for spec in @SECTIONS@:
     patch(spec, timed)
 T_IMPORT = time.time()
@@ -215,7 +215,7 @@ if cprofile_path != "-":
     profiles.append(main_prof)
     main_prof.enable()
 
-from andgate.cli import main
+from andgate.commands.cli import main
 code = 2
 try:
     code = main(sys.argv[1:])

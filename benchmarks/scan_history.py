@@ -3,9 +3,10 @@
 `python benchmarks/scan_history.py GIT_DIR [--commits 200] [--quiet]` walks the last
 N non-merge commits of a repository (a bare git directory is fine), builds the
 `FileChange`s of each commit's production files (not test files by
-`andgate.paths.is_test_file`, not documentation), runs `andgate.scan.scan_production`
-on them with `shadowed` = the standard library's module names plus the project's own
-top-level packages and an empty allow-list, and prints every finding per commit and
+`andgate.trust.paths.is_test_file`, not documentation), runs
+`andgate.check.production.scan.scan_production` on them with `shadowed` = the standard
+library's module names plus the project's own top-level packages and an empty
+allow-list, and prints every finding per commit and
 a total: commits scanned, commits with at least one finding, findings by construct.
 
 Standard library plus andgate. Nothing from the scanned repository is written anywhere.
@@ -20,8 +21,8 @@ import time
 from collections import Counter
 from pathlib import PurePosixPath
 
-from andgate.paths import is_test_file
-from andgate.scan import FileChange, ScanFinding, scan_production
+from andgate.check.production.scan import FileChange, ScanFinding, scan_production
+from andgate.trust.paths import is_test_file
 
 DOC_DIRS = frozenset({"docs", "doc"})
 DOC_SUFFIXES = frozenset({".rst", ".md", ".txt"})

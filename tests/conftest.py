@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from andgate.check import CheckOptions, run_check
-from andgate.sample import AGENT, KNOWN_BAD, SAMPLE_TODAY, SampleRepo, init_repo
+from andgate.check.pipeline import CheckOptions, run_check
+from andgate.commands.sample import AGENT, KNOWN_BAD, SAMPLE_TODAY, SampleRepo, init_repo
 from andgate.verdict import Verdict
 from harness import ONE_KNOWN_BAD, build_test_sample
 

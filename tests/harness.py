@@ -2,7 +2,7 @@
 
 The tree under `tests/resources/minilib/` is the tests' copy of a small project
 with a full trust overlay. It is deliberately not the demo's (package data in
-`andgate/samples/`): a change to the demo never changes what the tests exercise.
+`andgate/commands/samples/`): a change to the demo never changes what the tests exercise.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
-from andgate.sample import KNOWN_BAD, SampleRepo, init_repo, load_tree, lock_text
+from andgate.commands.sample import KNOWN_BAD, SampleRepo, init_repo, load_tree, lock_text
 
 RESOURCES = Path(__file__).parent / "resources"
 BASE_FILES: dict[str, str] = load_tree(RESOURCES / "minilib")
@@ -35,7 +35,7 @@ def build_test_sample(
     path: Path, files: Mapping[str, str] | None = None, known_bad: Collection[str] = KNOWN_BAD
 ) -> tuple[SampleRepo, str]:
     """The tests' sample project as a repository: an upstream commit, then the trust
-    overlay with the known-bad fixtures named (`andgate.sample.build_sample`, with
+    overlay with the known-bad fixtures named (`andgate.commands.sample.build_sample`, with
     a choice of fixtures).
 
     Built once per test process for each set of files and fixtures, then copied:

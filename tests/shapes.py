@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from andgate.sample import SampleRepo, init_repo
+from andgate.commands.sample import SampleRepo, init_repo
 from harness import BASE_FILES
 
 # Base files beyond the sample's own, so that a file can become a folder (and a

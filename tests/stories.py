@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from andgate.sample import SampleRepo
+from andgate.commands.sample import SampleRepo
 
 AGENT_SLUG_TEST = '''\
 """Agent-written test (untrusted)."""

@@ -23,9 +23,10 @@ from typing import Any
 
 import pytest
 
-from andgate.adoption import config_source
+from andgate.commands.sample import AGENT, SampleRepo, init_repo
 from andgate.errors import ManifestError
-from andgate.generated import (
+from andgate.git import Git
+from andgate.process.generated import (
     Generated,
     GeneratedFile,
     copy_into,
@@ -33,10 +34,9 @@ from andgate.generated import (
     read_generated,
     unnamed_generated,
 )
-from andgate.git import Git
-from andgate.installed import InstalledProject
+from andgate.process.installed import InstalledProject
 from andgate.records import ChangeFacts, Reason
-from andgate.sample import AGENT, SampleRepo, init_repo
+from andgate.trust.adoption import config_source
 from andgate.verdict import authorship_findings
 
 MANIFEST = "tests/trust_manifest.yaml"
@@ -179,8 +179,8 @@ def test_untracked_files_in_the_installed_package_that_no_glob_names_are_reporte
 def test_known_bad_proposals_leave_the_artifacts_folder_self_ignored(make_repo):
     """Whichever command creates artifacts/ first, it ignores itself, and check
     takes it over as its own (no refusal, the ignore file kept)."""
-    from andgate import proposals
-    from andgate.report import claim_artifacts_for
+    from andgate.commands import proposals
+    from andgate.report.folder import claim_artifacts_for
 
     repo = make_repo({"README.md": "x\n"})
     folder = proposals.proposals_folder(repo.path, None, "tests/kb")
@@ -479,7 +479,7 @@ def _fake_install(site: Path, checkout: Path, name: str, pth: str, text: str) ->
 
 
 def test_a_startup_hook_other_than_the_editable_one_is_suspicious(tmp_path, monkeypatch):
-    from andgate.project_plugins import startup_hooks
+    from andgate.trust.project_plugins import startup_hooks
 
     checkout, site = tmp_path / "repo", tmp_path / "site"
     checkout.mkdir()

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from andgate.commands.known_bad import run_harvest
+from andgate.commands.sample import AGENT
 from andgate.git import parse_raw_diff
-from andgate.sample import AGENT
 from conftest import GateRun, Sample
 from harness import ONE_KNOWN_BAD, build_test_sample
 from shapes import (

@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-from andgate.cli import main
-from andgate.sample import SampleRepo
+from andgate.commands.cli import main
+from andgate.commands.sample import SampleRepo
 from stories import honest_fix
 
 
@@ -418,12 +418,12 @@ def test_python_dash_m_andgate_is_the_cli():
 
 
 def test_an_internal_crash_is_gate_error_with_artifacts_and_traceback(sample, monkeypatch):
-    import andgate.check
+    import andgate.check.pipeline
 
     def explode(*args, **kwargs):
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(andgate.phases.planning, "make_plan", explode)
+    monkeypatch.setattr(andgate.check.plan.phase, "make_plan", explode)
     run = sample.gate(sample.change(honest_fix))
     assert run.codes == ["GATE_ERROR"]
     assert run.details("GATE_ERROR") == ["internal error: ZeroDivisionError: boom"]
@@ -433,18 +433,18 @@ def test_an_internal_crash_is_gate_error_with_artifacts_and_traceback(sample, mo
 
 
 def test_an_error_outside_the_gate_is_one_line_and_exit_2(sample, capsys, monkeypatch):
-    import andgate.check
-    import andgate.phases.planning
+    import andgate.check.pipeline
+    import andgate.check.plan.phase
 
     def explode(*args, **kwargs):
         raise RuntimeError("reporter broke\nsecond line")
 
     def gate_error(*args, **kwargs):
-        raise andgate.check.AndgateError("no pytest process needed")
+        raise andgate.check.pipeline.AndgateError("no pytest process needed")
 
-    monkeypatch.setattr(andgate.check, "write_artifacts", explode)
+    monkeypatch.setattr(andgate.check.pipeline, "write_artifacts", explode)
     # the verdict is not the point
-    monkeypatch.setattr(andgate.phases.planning, "make_plan", gate_error)
+    monkeypatch.setattr(andgate.check.plan.phase, "make_plan", gate_error)
     monkeypatch.chdir(sample.path)
     head = sample.change(honest_fix)
     code = main(["check", "--base", sample.base, "--head", head, "--quiet"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from andgate.classify import (
+from andgate.plugin.classify import (
     ItemFacts,
     Rules,
     accepted_invariants,

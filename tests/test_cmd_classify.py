@@ -12,9 +12,9 @@ import json
 
 import pytest
 
-from andgate.cli import main
 from andgate.commands.classify import run_classify
-from andgate.sample import SAMPLE_TODAY
+from andgate.commands.cli import main
+from andgate.commands.sample import SAMPLE_TODAY
 from harness import FREEZE
 
 TODAY = dt.date.fromisoformat(SAMPLE_TODAY)

@@ -16,17 +16,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from andgate.cli import main
+from andgate.commands.cli import main
 from andgate.commands.freeze import NewFreeze, run_freeze_add, run_freeze_list
-from andgate.commands.freeze_edit import (
+from andgate.commands.sample import SAMPLE_TODAY
+from andgate.errors import FreezeEditError
+from andgate.trust.freeze import Freeze, parse_freezes
+from andgate.trust.freeze_edit import (
     add_entry,
     remove_entries,
     split_lines,
     yaml_string,
 )
-from andgate.errors import FreezeEditError
-from andgate.freeze import Freeze, parse_freezes
-from andgate.sample import SAMPLE_TODAY
 from harness import FREEZE
 
 NEW = {

@@ -14,12 +14,12 @@ import json
 
 import pytest
 
-from andgate.classify import accepted_invariants
-from andgate.cli import main
+from andgate.commands.cli import main
 from andgate.commands.init import run_init
-from andgate.freeze import parse_freezes
-from andgate.manifest import parse_manifest
-from andgate.sample import AGENT, SampleRepo
+from andgate.commands.sample import AGENT, SampleRepo
+from andgate.plugin.classify import accepted_invariants
+from andgate.trust.freeze import parse_freezes
+from andgate.trust.manifest import parse_manifest
 
 MANIFEST = "tests/trust_manifest.yaml"
 SCAFFOLD = (

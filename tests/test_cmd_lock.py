@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from andgate.cli import main
+from andgate.commands.cli import main
 from andgate.commands.lock import run_lock_update, run_lock_verify
-from andgate.sample import SampleRepo, init_repo
+from andgate.commands.sample import SampleRepo, init_repo
 
 MANIFEST = "tests/trust_manifest.yaml"
 FIXTURES = "tests/oracles/fixtures"
@@ -189,10 +189,10 @@ def test_head_fixture_bytes_against_the_lock_are_a_lock_mismatch(tmp_path, appro
     """What `check` decides for fixture bytes changed without the lock (git only,
     no pytest process): base's lock, or head's when an owner approved, judges
     head's bytes."""
+    from andgate.commands.sample import AGENT
     from andgate.git import Git
-    from andgate.locks import lock_facts
-    from andgate.manifest import parse_manifest
-    from andgate.sample import AGENT
+    from andgate.trust.locks import lock_facts
+    from andgate.trust.manifest import parse_manifest
     from andgate.verdict import lock_findings
     from harness import MANIFEST as MANIFEST_TEXT
     from harness import build_test_sample

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from andgate.cli import main
+from andgate.commands.cli import main
 from andgate.commands.replay_known_bad import run_replay_known_bad
 
 MANIFEST = "tests/trust_manifest.yaml"

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from andgate import units
-from andgate.bundle import FILENAME, _digest
-from andgate.check import CheckOptions
-from andgate.matrix import run_combine, run_shard
-from andgate.sample import SAMPLE_TODAY
-from andgate.units import Split
+from andgate.check import units
+from andgate.check.bundle import FILENAME, _digest
+from andgate.check.matrix import run_combine, run_shard
+from andgate.check.pipeline import CheckOptions
+from andgate.check.units import Split
+from andgate.commands.sample import SAMPLE_TODAY
 from conftest import Sample
 from harness import build_test_sample
 from stories import honest_fix, weakened_oracle
@@ -69,7 +69,7 @@ def combine(sample, folders: list[Path], out: Path | str = "combined") -> dict[s
 
 
 def single(sample, head: str, **extra: Any) -> dict[str, Any]:
-    from andgate.check import run_check
+    from andgate.check.pipeline import run_check
 
     _verdict, artifacts = run_check(
         CheckOptions(**_options(sample, head, artifacts=sample.tmp / "single", **extra))
@@ -93,7 +93,7 @@ def essence(payload: dict[str, Any]) -> dict[str, Any]:
 def _tiny_shards(sizes, jobs, last_preload=0, within=None):
     """Split every class of the small sample over the machines too (its files are
     far below the size at which a real check would split a class)."""
-    from andgate import shard
+    from andgate.plugin import shard
 
     return shard.shards({p: n + shard.MIN_BYTES_PER_SHARD for p, n in sizes.items()}, jobs)
 
@@ -281,7 +281,7 @@ def test_no_bundle_at_all_blocks(honest, tmp_path):
 
 
 def test_the_cli_runs_a_shard_and_combines(honest, tmp_path, capsys):
-    from andgate.cli import main
+    from andgate.commands.cli import main
 
     sample = honest.sample
     common = ["--repo", str(sample.path), "--base", sample.base, "--head", honest.head]
@@ -308,7 +308,7 @@ def test_the_cli_runs_a_shard_and_combines(honest, tmp_path, capsys):
 
 @pytest.mark.parametrize("text", ["0/2", "3/2", "x"])
 def test_a_bad_shard_option_is_a_usage_error(text, capsys):
-    from andgate.cli import main
+    from andgate.commands.cli import main
 
     with pytest.raises(SystemExit) as stop:
         main(["check", "--shard", text])

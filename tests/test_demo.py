@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from andgate.demo import CHANGES, run_demo
+from andgate.commands.demo import CHANGES, run_demo
 
 
 @pytest.mark.slow  # end to end: starts the gate's pytest processes
@@ -20,16 +20,18 @@ def test_demo_subset_matches(capsys):
 def test_demo_exits_1_when_a_verdict_differs(capsys, monkeypatch, tmp_path):
     """The table and the exit code, against a gate that decides allow (the real gate
     is run above)."""
-    import andgate.demo
+    import andgate.commands.demo
+    from andgate.commands.sample import SampleRepo
     from andgate.records import Bit, Decision
-    from andgate.sample import SampleRepo
     from andgate.verdict import Verdict
 
     def allow(repo, base, change, artifacts):
         return Verdict(Decision.ALLOW, (), dict.fromkeys(Bit, True), (), {})
 
-    monkeypatch.setattr(andgate.demo, "_gate_change", allow)
-    monkeypatch.setattr(andgate.demo, "build_sample", lambda path: (SampleRepo(path), "0" * 40))
+    monkeypatch.setattr(andgate.commands.demo, "_gate_change", allow)
+    monkeypatch.setattr(
+        andgate.commands.demo, "build_sample", lambda path: (SampleRepo(path), "0" * 40)
+    )
     wrong = replace(CHANGES[0], verdict="block", reasons=("ORACLE_FAILED",))
     assert run_demo(changes=(CHANGES[0], wrong)) == 1
     out = capsys.readouterr().out

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from andgate.sample import SampleRepo
+from andgate.commands.sample import SampleRepo
 from harness import BASE_FILES, ONE_KNOWN_BAD
 from stories import AGENT_SLUG_TEST, honest_fix
 
@@ -150,12 +150,16 @@ def test_no_discrimination_skips_it(sample):
 def test_only_runs_that_expect_failures_skip_the_long_traceback(sample, monkeypatch):
     """Replays and discrimination runs only read which items failed; the classes' runs
     keep the user's traceback style, since a reviewer reads their failures."""
-    import andgate.phases.context
-    import andgate.phases.discrimination
-    import andgate.replay
+    import andgate.check.context
+    import andgate.check.discrimination.phase
+    import andgate.check.oracle.replay
 
     requests = []
-    for module in (andgate.phases.context, andgate.phases.discrimination, andgate.replay):
+    for module in (
+        andgate.check.context,
+        andgate.check.discrimination.phase,
+        andgate.check.oracle.replay,
+    ):
 
         def recording(request, *args, _real=module.run_pytest, **kwargs):
             requests.append((request.label, request.failures_expected))
@@ -192,7 +196,7 @@ def _required_sample(tmp_path, known_bad=ONE_KNOWN_BAD):  # type: ignore[no-unty
 
 def _timed(monkeypatch):  # type: ignore[no-untyped-def]
     """When the classes ended (the budget starts), and each breakage's run."""
-    import andgate.phases.discrimination as module
+    import andgate.check.discrimination.phase as module
 
     known: list[float] = []
     runs: list[tuple[float, float]] = []

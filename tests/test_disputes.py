@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from andgate.sample import SampleRepo
+from andgate.commands.sample import SampleRepo
 from stories import honest_fix
 
 pytestmark = pytest.mark.slow  # every test here runs whole checks
@@ -174,7 +174,7 @@ def test_init_offers_the_agent_block_and_writes_it_with_agents(make_repo, capsys
 def test_the_demo_shows_an_honest_agent_disputing_an_oracle(capsys, monkeypatch, tmp_path):
     import tempfile
 
-    from andgate.demo import CHANGES, run_demo
+    from andgate.commands.demo import CHANGES, run_demo
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the demo's repository goes here
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from andgate.cli import build_parser
+from andgate.commands.cli import build_parser
 from andgate.records import Reason, Warning_
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -179,7 +179,7 @@ def test_the_readme_is_a_guide_not_a_reference():
 
 
 def pinned_versions() -> list[tuple[str, str]]:
-    files = [*pages(), ROOT / "src" / "andgate" / "templates" / "github_workflow.yml"]
+    files = [*pages(), ROOT / "src" / "andgate" / "commands" / "templates" / "github_workflow.yml"]
     pins = []
     for file in files:
         text = file.read_text("utf-8")
@@ -198,8 +198,8 @@ def test_every_example_pins_the_version_this_release_tags():
 
 
 def test_the_manifest_page_names_every_construct_and_key():
-    from andgate.manifest import MANIFEST_SCHEMA
-    from andgate.scan import Construct
+    from andgate.records import Construct
+    from andgate.trust.manifest import MANIFEST_SCHEMA
 
     page = (ROOT / "docs" / "manifest.md").read_text("utf-8")
     for construct in Construct:

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from andgate import redirect
+from andgate.check.production.phase import ScanResult, with_unscanned_imports
+from andgate.commands.sample import SampleRepo
 from andgate.git import Change
-from andgate.phases.production import ScanResult, with_unscanned_imports
-from andgate.run import RunResult
-from andgate.sample import SampleRepo
-from andgate.scan import Construct
+from andgate.plugin import redirect
+from andgate.process.run import RunResult
+from andgate.records import Construct
 
 CHEAT = "def chunk(seq, n):\n    return [[1, 2], [3, 4], [5]]\n"
 
@@ -137,7 +137,7 @@ def test_a_symlinked_module_is_named_by_the_scan_and_by_the_import_audit(sample)
 def test_a_shard_bundle_carries_the_unscanned_imports_to_combine() -> None:
     import json
 
-    from andgate.bundle import run_from_json, run_to_json
+    from andgate.check.bundle import run_from_json, run_to_json
 
     run = run_with(LINK)
     assert run_from_json(json.loads(json.dumps(run_to_json(run)))).unscanned == (LINK,)
@@ -147,13 +147,13 @@ def test_the_last_phase_adds_unscanned_imports_and_installed_hooks_to_the_scan()
     """The inventory phase, where authorship is decided, hands both to the verdict."""
     import datetime as dt
 
-    from andgate.config import BaseConfig
-    from andgate.freeze import FreezeSet
-    from andgate.manifest import parse_manifest
-    from andgate.paths import ConfigChanges
-    from andgate.phases.inventory import run_inventory_phase
-    from andgate.run import RunEnvironment
-    from andgate.state import CheckState, RunName
+    from andgate.check.inventory.phase import run_inventory_phase
+    from andgate.check.state import CheckState, RunName
+    from andgate.process.run import RunEnvironment
+    from andgate.trust.config import BaseConfig
+    from andgate.trust.freeze import FreezeSet
+    from andgate.trust.manifest import parse_manifest
+    from andgate.trust.paths import ConfigChanges
     from harness import MANIFEST
 
     config = BaseConfig(

@@ -6,7 +6,7 @@ the contract's answer: a block (exit 1, or 2 when MANIFEST_INVALID or
 GATE_ERROR is among the reasons), the right reason code, a message of one line
 naming the file, the field and the fix, and never a traceback.
 
-Most rows run end to end through `andgate.cli.main` on a tiny project (one
+Most rows run end to end through `andgate.commands.cli.main` on a tiny project (one
 production module, one oracle test) built as a throwaway git repository; the
 parsers also get direct tests where one input has many bad variants (the manifest's
 variants are refused by its parser, `refused`, exactly as check reads base's blob;
@@ -31,16 +31,16 @@ from typing import Any
 
 import pytest
 
-from andgate.check import CheckOptions, run_check
-from andgate.classify import accepted_invariants
-from andgate.cli import main
-from andgate.config import BaseConfig
+from andgate.check.pipeline import CheckOptions, run_check
+from andgate.commands.cli import main
+from andgate.commands.sample import AGENT, SampleRepo, init_repo
 from andgate.errors import ManifestError
-from andgate.freeze import FreezeSet, parse_freezes
-from andgate.locks import compare, parse_lock
-from andgate.manifest import parse_manifest
+from andgate.plugin.classify import accepted_invariants
 from andgate.records import LockFacts
-from andgate.sample import AGENT, SampleRepo, init_repo
+from andgate.trust.config import BaseConfig
+from andgate.trust.freeze import FreezeSet, parse_freezes
+from andgate.trust.locks import compare, parse_lock
+from andgate.trust.manifest import parse_manifest
 
 # End to end: these start the gate's pytest processes.
 pytestmark = pytest.mark.slow
@@ -1192,12 +1192,12 @@ def test_bad_command_line_values(capsys, option, value, says):
 def test_an_internal_error_with_a_multi_line_message_is_one_line(tiny, gate, monkeypatch):
     """Whatever breaks inside the gate, the reason stays one line; the full
     traceback goes to logs/gate_error.log."""
-    import andgate.check
+    import andgate.check.pipeline
 
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("first line\nsecond line\n  third")
 
-    monkeypatch.setattr(andgate.phases.planning, "make_plan", explode)
+    monkeypatch.setattr(andgate.check.plan.phase, "make_plan", explode)
     repo, base = tiny()
     run = gate(repo, base, agent_change(repo))
     assert run.payload["reasons"] == [

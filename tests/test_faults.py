@@ -24,12 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from andgate import run as run_module
-from andgate.check import CheckOptions
-from andgate.run import DEFAULT_TIMEOUT, kill_orphans, read_results, run_parallel
-from andgate.sample import SAMPLE_TODAY, SampleRepo
-from andgate.signals import deferred_signals
-from andgate.worktree import worktree_pool
+from andgate.check.pipeline import CheckOptions
+from andgate.commands.sample import SAMPLE_TODAY, SampleRepo
+from andgate.process import run as run_module
+from andgate.process.run import DEFAULT_TIMEOUT, kill_orphans, read_results, run_parallel
+from andgate.process.signals import deferred_signals
+from andgate.process.worktree import worktree_pool
 
 HANG = "import threading\n    threading.Event().wait()"
 
@@ -548,7 +548,7 @@ def test_kill_orphans_kills_children_that_left_our_session_and_nothing_else(
 
 
 def test_no_andgate_variable_reaches_test_processes(monkeypatch):
-    from andgate.run import test_environment
+    from andgate.process.run import test_environment
 
     monkeypatch.setenv("ANDGATE_APPROVED_BY", "alice")
     monkeypatch.setenv("ANDGATE_CACHE_DIR", "/somewhere")

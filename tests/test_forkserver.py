@@ -12,11 +12,17 @@ from pathlib import Path
 
 import pytest
 
-import andgate.forkserver
-from andgate import run as run_module
-from andgate.classify import Rules
+import andgate.process.forkserver
+from andgate.plugin.classify import Rules
+from andgate.process import run as run_module
+from andgate.process.run import (
+    RunEnvironment,
+    RunRequest,
+    fork_server,
+    run_pytest,
+    stop_fork_server,
+)
 from andgate.records import Outcome
-from andgate.run import RunEnvironment, RunRequest, fork_server, run_pytest, stop_fork_server
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the fork server is Linux only")
 
@@ -205,7 +211,7 @@ def test_a_timeout_kills_the_forked_childs_whole_group(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_runs_fall_back_to_popen_when_the_server_cannot_start(tmp_path, monkeypatch):
     monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
-    monkeypatch.setattr(andgate.forkserver, "SERVER", "raise SystemExit(3)")
+    monkeypatch.setattr(andgate.process.forkserver, "SERVER", "raise SystemExit(3)")
     out = tmp_path / "facts.json"
     root = project(tmp_path / "proj", {"tests/test_probe.py": PROBE.format(out=str(out))})
     scratch = tmp_path / "scratch"
@@ -274,7 +280,7 @@ def test_the_sample_verdict_is_the_same_with_the_server_on_and_off(sample, monke
 
 def test_the_forked_bootstrap_is_the_bootstraps_own_lines():
     lines = run_module.BOOTSTRAP.splitlines()
-    rest = andgate.forkserver.BOOTSTRAP_REST.splitlines()
+    rest = andgate.process.forkserver.BOOTSTRAP_REST.splitlines()
     assert rest[0] == lines[0]
     assert lines[2].strip() == rest[1]  # the imports, the same modules
     tail = lines[lines.index("sys.path.insert(0, os.getcwd())") : lines.index("os._exit(code)")]
@@ -366,7 +372,7 @@ def test_the_server_preimports_only_what_no_repository_module_can_shadow():
     import subprocess
 
     probe = (
-        "import sys, andgate.forkserver as f\n"
+        "import sys, andgate.process.forkserver as f\n"
         "f._preimport()\n"
         "print(all(n in sys.modules for n in f.STDLIB_RUN), 'readline' in sys.modules,"
         " 'code' in sys.modules)\n"

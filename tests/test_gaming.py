@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from andgate.sample import SampleRepo, lock_text
+from andgate.commands.sample import SampleRepo, lock_text
 from harness import INVARIANT
 
 MEAN = "tests/oracles/test_math_oracle.py::test_mean"

@@ -9,17 +9,17 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
-from andgate.authorship import oracle_file_rule, sort_changes
-from andgate.check import _base_config, _commits
+from andgate.check.options import CheckOptions
+from andgate.check.oracle.replay import known_bad_facts
+from andgate.check.pipeline import _base_config, _commits
+from andgate.check.production.phase import scan_change
+from andgate.check.state import CheckState
+from andgate.commands.sample import SAMPLE_TODAY, SampleRepo
 from andgate.git import Git
-from andgate.github import approved_logins
-from andgate.options import CheckOptions
-from andgate.paths import config_changes
-from andgate.phases.production import scan_change
 from andgate.records import ClassFacts, Decision, ItemResult, Outcome
-from andgate.replay import known_bad_facts
-from andgate.sample import SAMPLE_TODAY, SampleRepo
-from andgate.state import CheckState
+from andgate.trust.authorship import oracle_file_rule, sort_changes
+from andgate.trust.github import approved_logins
+from andgate.trust.paths import config_changes
 from andgate.verdict import authorship_findings, decide, known_bad_findings
 from stories import honest_fix
 from test_production_cheats import _cheat

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from andgate.ghactions import (
+from andgate.report.actions import (
     SUMMARY_LIMIT,
     annotations,
     command,

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from andgate.errors import ManifestError
-from andgate.github import (
+from andgate.trust.github import (
     Approval,
     approvals_from_environment,
     approved_logins,
@@ -27,7 +27,7 @@ from andgate.github import (
     review_approvals,
     select_approvals,
 )
-from andgate.manifest import APPROVAL_SOURCES, parse_manifest
+from andgate.trust.manifest import APPROVAL_SOURCES, parse_manifest
 from fake_github import FakeGitHub, running
 from harness import MANIFEST
 
@@ -559,7 +559,7 @@ def test_an_owners_review_of_the_gated_head_approves_a_trust_root_change(
 def test_in_github_actions_the_check_writes_outputs_summary_and_annotations(
     sample, tmp_path, monkeypatch, capsys
 ):
-    from andgate.cli import main
+    from andgate.commands.cli import main
 
     def break_mean(repo):  # type: ignore[no-untyped-def]
         repo.edit("minilib/mathx.py", "return sum(xs) / len(xs)", "return sum(xs) / 3")

@@ -22,7 +22,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 ACTION = ROOT / "action.yml"
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
-TEMPLATE = ROOT / "src" / "andgate" / "templates" / "github_workflow.yml"
+TEMPLATE = ROOT / "src" / "andgate" / "commands" / "templates" / "github_workflow.yml"
 INPUTS = {"base", "head", "manifest", "jobs", "timeout", "approvals", "args", "github-token"}
 OUTPUTS = {"verdict", "exit-code", "reasons", "artifacts"}
 HEAD_SHA = "${{ github.event.pull_request.head.sha }}"
@@ -199,7 +199,7 @@ def test_the_action_and_template_pass_githubs_schemas():
 
 
 def test_the_template_ships_in_the_package():
-    text = importlib.resources.files("andgate").joinpath("templates/github_workflow.yml")
+    text = importlib.resources.files("andgate.commands").joinpath("templates/github_workflow.yml")
     assert text.read_text(encoding="utf-8") == TEMPLATE.read_text(encoding="utf-8")
 
 

@@ -1,4 +1,4 @@
-"""Hard-coded answers (`andgate.hardcoded`): added production lines that hold a
+"""Hard-coded answers (`andgate.check.production.hardcoded`): added production lines that hold a
 distinctive literal of an oracle, or compare against one, block; what is plain or
 was given to the author (base's docs, production code, data files) at most warns
 (ORACLE_LITERAL, saying why). Pure, except the last tests, which run the scan on
@@ -10,8 +10,13 @@ import textwrap
 
 import pytest
 
-from andgate.hardcoded import HardCodedResult, hard_coded_answers, why_not_distinctive
-from andgate.scan import Construct, FileChange, literal_key
+from andgate.check.production.hardcoded import (
+    HardCodedResult,
+    hard_coded_answers,
+    why_not_distinctive,
+)
+from andgate.check.production.scan import FileChange, literal_key
+from andgate.records import Construct
 from andgate.verdict import authorship_findings
 
 C = Construct

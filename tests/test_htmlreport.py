@@ -19,18 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from andgate.freeze import Freeze
-from andgate.github import Approval
-from andgate.htmlreport import (
-    CSP,
-    FreezeRow,
-    HtmlReport,
-    KnownBadRow,
-    ReasonRow,
-    SeedRow,
-    build_report,
-    render,
-)
 from andgate.records import (
     ChangeFacts,
     ClassFacts,
@@ -44,7 +32,19 @@ from andgate.records import (
     PropertyFacts,
     ReplayFacts,
 )
-from andgate.report import ReportContext
+from andgate.report.context import ReportContext
+from andgate.report.html import (
+    CSP,
+    FreezeRow,
+    HtmlReport,
+    KnownBadRow,
+    ReasonRow,
+    SeedRow,
+    build_report,
+    render,
+)
+from andgate.trust.freeze import Freeze
+from andgate.trust.github import Approval
 from andgate.verdict import decide
 
 BASE = "3f1c2a9b7d4e5f60718293a4b5c6d7e8f9012345"

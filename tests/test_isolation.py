@@ -10,15 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from andgate import cli, isolation, plugin
-from andgate import run as run_module
-from andgate.classify import Rules
-from andgate.run import RunRequest, run_pytest, stop_fork_server
+from andgate import plugin
+from andgate.commands import cli
+from andgate.plugin import isolation
+from andgate.plugin.classify import Rules
+from andgate.process import run as run_module
+from andgate.process.run import RunRequest, run_pytest, stop_fork_server
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="prctl is Linux only")
 
 ASK = (
-    "from andgate import isolation as i\n"
+    "from andgate.plugin import isolation as i\n"
     "before = (i.is_dumpable(), i.has_no_new_privs())\n"
     "{call}\n"
     "print(before, (i.is_dumpable(), i.has_no_new_privs()))\n"

@@ -14,11 +14,11 @@ import time
 
 import pytest
 
-from andgate.cli import main
+from andgate.check.oracle.replay import ALONE_FACTOR, alone_limit
+from andgate.commands.cli import main
+from andgate.commands.sample import SampleRepo
+from andgate.process.run import ITEM_TIMEOUT_FLOOR
 from andgate.records import Outcome
-from andgate.replay import ALONE_FACTOR, alone_limit
-from andgate.run import ITEM_TIMEOUT_FLOOR
-from andgate.sample import SampleRepo
 from conftest import GateRun, Sample
 from stories import honest_fix
 
@@ -195,7 +195,7 @@ def test_an_item_the_alarm_cannot_stop_is_stopped_by_the_gate(sample, monkeypatc
     """`sum(range(10**12))` runs in C holding the GIL: no signal handler runs until
     it returns. The gate sees no item finish for the limit plus its grace, and stops
     the process instead of waiting for `--timeout`."""
-    monkeypatch.setattr("andgate.run.STALL_GRACE", 5.0)
+    monkeypatch.setattr("andgate.process.run.STALL_GRACE", 5.0)
     test = "def test_c_loop():\n    sum(range(10**12))\n"
     head = sample.change(lambda r: r.write({"tests/test_c_loop.py": test}))
     run = sample.gate(head, item_timeout=LIMIT, timeout=300, cache_dir=None)
@@ -205,7 +205,7 @@ def test_an_item_the_alarm_cannot_stop_is_stopped_by_the_gate(sample, monkeypatc
 
 
 def test_the_stall_watch_reads_the_progress_files_age(tmp_path):
-    from andgate.run import StallWatch
+    from andgate.process.run import StallWatch
 
     progress = tmp_path / "oracle.results.json.progress"
     watch = StallWatch(progress, after=60.0)

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from andgate.junit import FROZEN_PREFIX, Attempt, annotate, junit_key
+from andgate.report.junit import FROZEN_PREFIX, Attempt, annotate, junit_key
 
 DOC = b"""<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest" errors="0" failures="1" skipped="0" tests="3">

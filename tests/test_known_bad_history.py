@@ -15,10 +15,10 @@ import json
 
 import pytest
 
-from andgate.cli import main
+from andgate.check.discrimination.mutate import mutants_of
+from andgate.commands.cli import main
+from andgate.commands.harvest import same_code
 from andgate.commands.known_bad import run_harvest, run_mutants
-from andgate.harvest import same_code
-from andgate.mutate import mutants_of
 from stories import AGENT_SLUG_TEST
 
 MANIFEST = "tests/trust_manifest.yaml"

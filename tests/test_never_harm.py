@@ -20,26 +20,22 @@ from pathlib import Path
 
 import pytest
 
-from andgate import worktree as worktree_module
-from andgate.cache import SCHEMA, KillerCache
-from andgate.cli import main
+from andgate.check.cache import SCHEMA, KillerCache
+from andgate.check.state import Captured
+from andgate.commands.cli import main
 from andgate.commands.init import run_init
+from andgate.commands.sample import SampleRepo
 from andgate.errors import AndgateError, GateTimeout
 from andgate.git import Git
-from andgate.manifest import DEFAULT_MANIFEST, parse_manifest
+from andgate.process import worktree as worktree_module
+from andgate.process.run import RunResult
+from andgate.process.worktree import worktree_pool
 from andgate.records import Facts
-from andgate.report import (
-    MARKER,
-    Artifacts,
-    ReportContext,
-    claim_artifacts,
-    write_artifacts,
-)
-from andgate.run import RunResult
-from andgate.sample import SampleRepo
-from andgate.state import Captured
+from andgate.report.artifacts import Artifacts, write_artifacts
+from andgate.report.context import ReportContext
+from andgate.report.folder import MARKER, claim_artifacts
+from andgate.trust.manifest import DEFAULT_MANIFEST, parse_manifest
 from andgate.verdict import decide
-from andgate.worktree import worktree_pool
 from harness import BASE_FILES
 from stories import honest_fix
 
@@ -535,9 +531,9 @@ def test_a_timeout_that_never_expires_is_refused(capsys, value):
 
 
 def test_json_prints_the_verdict_from_memory_not_from_disk(sample, capsys, monkeypatch):
-    import andgate.check
+    import andgate.check.pipeline
 
-    real = andgate.check.write_artifacts
+    real = andgate.check.pipeline.write_artifacts
 
     def then_forged(folder, ctx):
         written = real(folder, ctx)
@@ -545,7 +541,7 @@ def test_json_prints_the_verdict_from_memory_not_from_disk(sample, capsys, monke
         (written.folder / "verdict.json").write_text(json.dumps(forged))
         return written
 
-    monkeypatch.setattr(andgate.check, "write_artifacts", then_forged)
+    monkeypatch.setattr(andgate.check.pipeline, "write_artifacts", then_forged)
     artifacts = sample.tmp / "artifacts"
     code = main(gate_cli(sample, sample.base, "--artifacts", str(artifacts), "--json"))
     out = capsys.readouterr().out

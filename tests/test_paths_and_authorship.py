@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from andgate.authorship import sort_changes
 from andgate.errors import ManifestError
 from andgate.git import Change, parse_raw_diff
-from andgate.manifest import parse_manifest
-from andgate.paths import (
+from andgate.trust.authorship import sort_changes
+from andgate.trust.manifest import parse_manifest
+from andgate.trust.paths import (
     config_changes,
     is_test_file,
     matches,

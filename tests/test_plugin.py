@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from andgate.classify import Rules
+from andgate.plugin.classify import Rules
+from andgate.process.run import RunRequest, run_pytest
 from andgate.records import Outcome
-from andgate.run import RunRequest, run_pytest
 
 # End to end: these start the gate's pytest processes.
 pytestmark = pytest.mark.slow

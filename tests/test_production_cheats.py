@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from andgate.sample import SampleRepo
+from andgate.commands.sample import SampleRepo
 from harness import BASE_FILES
 from stories import honest_fix
 

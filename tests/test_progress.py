@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from andgate.progress import CLEAR_TO_END, Progress
+from andgate.report.progress import CLEAR_TO_END, Progress
 
 
 class Clock:

@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from andgate import run as run_module
-from andgate.classify import Rules
-from andgate.project_plugins import blocked_plugins, declared_plugins, installed_plugins
-from andgate.records import Outcome, Role
-from andgate.run import (
+from andgate.plugin.classify import Rules
+from andgate.process import run as run_module
+from andgate.process.run import (
     RunEnvironment,
     RunRequest,
     pytest_argv,
     run_pytest,
     stop_fork_server,
 )
+from andgate.records import Outcome, Role
+from andgate.trust.project_plugins import blocked_plugins, declared_plugins, installed_plugins
 
 PYPROJECT = b"""
 [project]
@@ -164,8 +164,8 @@ class BaseFiles:
 
 
 def test_the_plan_blocks_what_the_declaring_commit_does_not_declare() -> None:
-    from andgate.installed import InstalledProject
-    from andgate.phases.planning import head_only_plugins
+    from andgate.check.plan.phase import head_only_plugins
+    from andgate.process.installed import InstalledProject
 
     project = InstalledProject(distributions=("andgate",))  # installed here, with a plugin
     bare = BaseFiles({})
@@ -195,7 +195,7 @@ def installed_dist(site: Path, files: dict[str, str]) -> None:
 def test_startup_hooks_beyond_the_editable_hook_are_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from andgate.project_plugins import startup_hooks
+    from andgate.trust.project_plugins import startup_hooks
 
     installed_dist(
         tmp_path,
@@ -217,7 +217,7 @@ def test_startup_hooks_beyond_the_editable_hook_are_named(
 
 
 def test_head_only_plugins_and_startup_hooks_are_production_suspicious() -> None:
-    from andgate.phases.production import ScanResult, with_installed_hooks
+    from andgate.check.production.phase import ScanResult, with_installed_hooks
 
     environment = RunEnvironment(head_only_plugins=("cheat",), startup_hooks=("evdist: x.pth",))
     found = with_installed_hooks(ScanResult(suspicious=("scan",)), environment).suspicious

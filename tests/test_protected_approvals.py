@@ -14,15 +14,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from andgate.approvals import ReviewBinder, gather_approvals
-from andgate.config import load_base_config
+from andgate.commands.sample import AGENT, SampleRepo
 from andgate.errors import AndgateError
-from andgate.github import Approval, approves_head
-from andgate.manifest import parse_manifest
-from andgate.protected import ProtectedReader
 from andgate.records import ChangeFacts
-from andgate.refs import refuse_refs_other_than_the_event
-from andgate.sample import AGENT, SampleRepo
+from andgate.trust.approvals import ReviewBinder, gather_approvals
+from andgate.trust.config import load_base_config
+from andgate.trust.github import Approval, approves_head
+from andgate.trust.manifest import parse_manifest
+from andgate.trust.protected import ProtectedReader
+from andgate.trust.refs import refuse_refs_other_than_the_event
 from andgate.verdict import authorship_findings
 from fake_github import FakeGitHub, actions_environment, pull_request_event, review, running
 from harness import MANIFEST
@@ -312,7 +312,7 @@ EARLIER = "aa5a315d61ae9438b18d0000000000000000cafe"
 
 
 def earlier_review_approvals(github: FakeGitHub, tmp_path, events, status=200):  # type: ignore[no-untyped-def]
-    from andgate.github import Binding, review_approvals
+    from andgate.trust.github import Binding, review_approvals
 
     github.serve_pull_request(
         reviews=[review(5, "alice", "APPROVED", EARLIER, "2026-11-25T10:00:00Z")],

@@ -16,9 +16,9 @@ from _pytest.config.findpaths import load_config_dict_from_file
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from andgate import pytest_config
-from andgate.paths import pytest_config_change, pytest_config_differs
-from andgate.pytest_config import (
+from andgate.trust import pytest_config
+from andgate.trust.paths import pytest_config_change, pytest_config_differs
+from andgate.trust.pytest_config import (
     change,
     chosen,
     markers,

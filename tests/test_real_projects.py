@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from andgate.sample import AGENT, SampleRepo
+from andgate.commands.sample import AGENT, SampleRepo
 from conftest import Sample
 from harness import BASE_FILES
 from harness import build_test_sample as build_sample
@@ -482,7 +482,7 @@ def project_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _src_layout_repo(root: Path, kind: str) -> tuple[SampleRepo, str]:
     layout, backend, _, extra = INSTALL_KINDS[kind]
     package = "src/samplepkg" if layout == "src" else "samplepkg"
-    from andgate.sample import init_repo
+    from andgate.commands.sample import init_repo
 
     repo = init_repo(root)
     repo.write(
@@ -558,7 +558,7 @@ def test_installed_project_is_imported_from_each_worktree(project_venv, tmp_path
 
 
 def test_each_phase_shows_progress_on_stderr_and_quiet_silences_it(sample, capsys):
-    from andgate.cli import main
+    from andgate.commands.cli import main
 
     head = sample.change(honest_fix)
     common = ["check", "--repo", str(sample.path), "--base", sample.base, "--head", head]

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from andgate import installed, redirect
+from andgate.plugin import redirect
+from andgate.process import installed
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-import andgate.cache
-import andgate.replay
-from andgate.check import CheckOptions, run_check
+import andgate.check.cache
+import andgate.check.oracle.replay
+from andgate.check.pipeline import CheckOptions, run_check
+from andgate.commands.sample import AGENT
 from andgate.records import Outcome
-from andgate.sample import AGENT
 from conftest import GateRun, Sample, isolated
 from harness import build_test_sample
 from stories import honest_fix, weakened_oracle
@@ -36,7 +36,7 @@ class SpiedRequests(list):
 
 def spy_on(monkeypatch) -> SpiedRequests:
     requests = SpiedRequests()
-    real = andgate.replay.run_pytest
+    real = andgate.check.oracle.replay.run_pytest
 
     def recording(request, *args, **kwargs):
         requests.append(request)
@@ -44,7 +44,7 @@ def spy_on(monkeypatch) -> SpiedRequests:
         requests.results.append(result)
         return result
 
-    monkeypatch.setattr(andgate.replay, "run_pytest", recording)
+    monkeypatch.setattr(andgate.check.oracle.replay, "run_pytest", recording)
     return requests
 
 
@@ -88,8 +88,10 @@ def warm_cache(cold: Cold, tmp_path) -> Path:
 def guesses(monkeypatch) -> list:
     """Every call of the likely-killer guess from now on."""
     calls: list = []
-    real = andgate.replay.first_files
-    monkeypatch.setattr(andgate.replay, "first_files", lambda *a: calls.append(a) or real(*a))
+    real = andgate.check.oracle.replay.first_files
+    monkeypatch.setattr(
+        andgate.check.oracle.replay, "first_files", lambda *a: calls.append(a) or real(*a)
+    )
     return calls
 
 
@@ -246,7 +248,9 @@ def test_a_cold_replay_runs_the_likely_killer_first_and_decides_the_same(
     assert len(result.selected("oracle")) == 5  # only the likely killer's file collected
 
     spy.clear()
-    monkeypatch.setattr(andgate.replay, "first_files", lambda *args: ())  # collection order
+    monkeypatch.setattr(
+        andgate.check.oracle.replay, "first_files", lambda *args: ()
+    )  # collection order
     unordered = wide_gate(repo, base, head, tmp_path / "unordered")
     (result,) = spy.results
     assert len(result.reports) == (WIDE - 1) * 5 + 1
@@ -262,7 +266,7 @@ def test_a_cold_replay_whose_likely_killers_all_pass_runs_the_other_files_next(
     run (and here catch the fixture), so the guess can cost a run, never a bite."""
     repo, base, head = wide_project(make_repo)
     wrong_guess = ("tests/oracles/test_m1.py", "tests/oracles/test_m2.py")
-    monkeypatch.setattr(andgate.replay, "first_files", lambda *args: wrong_guess)
+    monkeypatch.setattr(andgate.check.oracle.replay, "first_files", lambda *args: wrong_guess)
     verdict = wide_gate(repo, base, head, tmp_path / "guess")
     assert verdict["verdict"] == "allow", verdict["reasons"]
     likely, rest = spy
@@ -308,7 +312,9 @@ def test_likely_files_that_only_fail_to_collect_alone_prove_nothing(
     cannot be collected, with or without the fixture. That is no bite: the whole
     class runs, and a fixture no oracle catches still survives (and blocks)."""
     repo, base, head = registry_project(make_repo)
-    monkeypatch.setattr(andgate.replay, "first_files", lambda *args: ("tests/oracles/test_m2.py",))
+    monkeypatch.setattr(
+        andgate.check.oracle.replay, "first_files", lambda *args: ("tests/oracles/test_m2.py",)
+    )
     verdict = wide_gate(repo, base, head, tmp_path / "registry")
     assert [r.label.rsplit(" ", 1)[-1] for r in spy] == ["1/2", "whole"]
     assert [r["code"] for r in verdict["reasons"]] == ["ORACLE_NEUTRALIZED"], verdict["reasons"]
@@ -345,7 +351,7 @@ def test_after_a_part_that_failed_to_collect_the_whole_class_runs_in_its_own_ord
     fixture survives (and blocks)."""
     repo, base, head = cross_file_project(make_repo)
     remembered = ("tests/oracles/test_m2.py::test_shift2[0]",)
-    monkeypatch.setattr(andgate.cache.KillerCache, "get", lambda *args: remembered)
+    monkeypatch.setattr(andgate.check.cache.KillerCache, "get", lambda *args: remembered)
     verdict = wide_gate(repo, base, head, tmp_path / "whole")
     assert [r.label for r in spy] == ["known-bad 0 part 1/2", "known-bad 0 whole"]
     assert spy[1].first_files == ()
@@ -359,7 +365,9 @@ def test_a_second_part_that_failed_to_collect_proves_nothing_either(
     from it, and test_m2 cannot be collected without it. That is no bite: the whole
     class decides, and the harmless fixture survives (and blocks)."""
     repo, base, head = registry_project(make_repo)
-    monkeypatch.setattr(andgate.replay, "first_files", lambda *args: ("tests/oracles/test_m1.py",))
+    monkeypatch.setattr(
+        andgate.check.oracle.replay, "first_files", lambda *args: ("tests/oracles/test_m1.py",)
+    )
     verdict = wide_gate(repo, base, head, tmp_path / "second")
     assert [r.label.rsplit(" ", 1)[-1] for r in spy] == ["1/2", "2/2", "whole"]
     assert spy.results[1].collection_errors  # test_m2, apart from test_m1
@@ -403,7 +411,7 @@ def test_a_remembered_killer_that_fails_alone_without_the_fixture_proves_nothing
     repo.write({"pkg/extra.py": "EXTRA = 1\n"})
     head = repo.commit("agent change", who=AGENT)
     remembered = ("tests/oracles/test_m2.py::test_relies_on_the_item_before",)
-    monkeypatch.setattr(andgate.cache.KillerCache, "get", lambda *args: remembered)
+    monkeypatch.setattr(andgate.check.cache.KillerCache, "get", lambda *args: remembered)
     verdict = wide_gate(repo, base, head, tmp_path / "order")
     assert [r.label for r in spy] == ["known-bad 0 part 1/2", "known-bad 0 part 2/2"]
     assert spy[0].allow_files == ("tests/oracles/test_m2.py",)  # the killer's file, whole
@@ -419,7 +427,7 @@ def test_a_remembered_killer_that_only_fails_to_collect_alone_proves_nothing(
     whole class decides, and the harmless fixture still survives (and blocks)."""
     repo, base, head = registry_project(make_repo)
     remembered = ("tests/oracles/test_m2.py::test_shift2[0]",)
-    monkeypatch.setattr(andgate.cache.KillerCache, "get", lambda *args: remembered)
+    monkeypatch.setattr(andgate.check.cache.KillerCache, "get", lambda *args: remembered)
     verdict = wide_gate(repo, base, head, tmp_path / "remembered")
     assert [r.label for r in spy] == ["known-bad 0 part 1/2", "known-bad 0 whole"]
     assert spy.results[0].collection_errors  # the killer's file, alone

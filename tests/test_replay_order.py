@@ -7,8 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from andgate import replay_order
-from andgate.replay_order import changed_names, first_files, module_names, patched_files
+from andgate.check.oracle import replay_order
+from andgate.check.oracle.replay_order import (
+    changed_names,
+    first_files,
+    module_names,
+    patched_files,
+)
 
 MOD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 
@@ -388,14 +393,14 @@ TWO_ORACLES = ("tests/oracles/test_a.py", "tests/oracles/test_b.py")
     ],
 )
 def test_the_remembered_killers_name_only_oracle_files(killers, files):
-    from andgate.replay import _files_of
+    from andgate.check.oracle.replay import _files_of
 
     assert _files_of(killers, TWO_ORACLES) == files
 
 
 def test_a_part_of_the_class_proves_a_bite_only_with_no_collection_error():
+    from andgate.check.oracle.replay import COLLECTION_ERROR, _proves
     from andgate.records import ReplayFacts
-    from andgate.replay import COLLECTION_ERROR, _proves
 
     def part(*failed: str) -> ReplayFacts:
         return ReplayFacts("kb", applied=True, failed=failed)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from andgate import run, runner_files
+from andgate.process import run, runner_files
 
 
 def _files(tmp_path: Path) -> dict[str, Path]:
@@ -84,7 +84,7 @@ def test_sneaky():
 def test_a_test_that_writes_the_runner_files_ends_in_gate_error_and_json_stays_json(
     sample, tmp_path, monkeypatch, capsys
 ):
-    from andgate.cli import main
+    from andgate.commands.cli import main
 
     (tmp_path / "runner").mkdir()
     paths = _files(tmp_path / "runner")

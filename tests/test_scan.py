@@ -1,6 +1,6 @@
-"""The production-diff scan (`andgate.scan`): each construct is found with its file and
-line, the near-misses real projects have are not, and base's allow-list is honoured.
-Pure: no git, no pytest processes."""
+"""The production-diff scan (`andgate.check.production.scan`): each construct is found
+with its file and line, the near-misses real projects have are not, and base's
+allow-list is honoured. Pure: no git, no pytest processes."""
 
 from __future__ import annotations
 
@@ -9,15 +9,11 @@ import textwrap
 
 import pytest
 
+from andgate.check.production.scan import FileChange, ScanFinding, scan_production
 from andgate.errors import ManifestError
-from andgate.manifest import parse_manifest
-from andgate.scan import (
-    Construct,
-    FileChange,
-    ScanFinding,
-    is_gitattributes,
-    scan_production,
-)
+from andgate.records import Construct
+from andgate.trust.manifest import parse_manifest
+from andgate.trust.paths import is_gitattributes
 from harness import MANIFEST
 
 C = Construct
@@ -497,7 +493,7 @@ def test_installed_names_are_read_only_when_a_change_adds_a_top_level_module(mon
     edit of an existing file never asks; a new top-level module asks once."""
     from importlib import metadata
 
-    from andgate.phases.production import ShadowableNames
+    from andgate.check.production.phase import ShadowableNames
 
     calls = []
 
@@ -548,7 +544,7 @@ class Outer:
 
 
 def test_the_definition_walk_finds_what_ast_walk_finds_in_the_same_order() -> None:
-    from andgate.scan import Definition, _definitions
+    from andgate.check.production.scan import Definition, _definitions
 
     tree = ast.parse(NESTED_DEFINITIONS)
     everything = [n.name for n in ast.walk(tree) if isinstance(n, Definition)]

@@ -5,9 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from andgate.report import merge_junit
-from andgate.sample import SampleRepo
-from andgate.shard import (
+from andgate.commands.sample import SampleRepo
+from andgate.plugin.shard import (
     MIN_BYTES_PER_SHARD,
     STARTUP_BYTES,
     balance,
@@ -16,6 +15,7 @@ from andgate.shard import (
     shard_of,
     shards,
 )
+from andgate.report.artifacts import merge_junit
 
 sizes = st.dictionaries(
     st.text("abc/_.", min_size=1, max_size=12), st.integers(0, 50_000), max_size=30
@@ -115,7 +115,7 @@ def test_the_property_class_splits_over_the_jobs_however_small():
     idle: no minimum size (the untrusted class keeps one: its flakes share a core)."""
     from types import SimpleNamespace
 
-    from andgate.phases.property import run_property_phase
+    from andgate.check.property.phase import run_property_phase
 
     small = {"tests/properties/test_a.py": 600, "tests/properties/test_b.py": 700}
     assert shard_count(small, jobs=2) == 1

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from andgate.sample import SampleRepo
+from andgate.commands.sample import SampleRepo
 from conftest import Sample
 from harness import BASE_FILES, ONE_KNOWN_BAD
 from harness import build_test_sample as build_sample

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from andgate import paths
-from andgate.authorship import sort_changes
 from andgate.git import Change
-from andgate.manifest import parse_manifest
-from andgate.plugin_declarations import change as plugin_change
+from andgate.trust import paths
+from andgate.trust.authorship import sort_changes
+from andgate.trust.manifest import parse_manifest
+from andgate.trust.plugin_declarations import change as plugin_change
 from andgate.verdict import authorship_findings
 from harness import MANIFEST
 

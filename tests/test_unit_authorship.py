@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from andgate import paths
-from andgate.authorship import (
+from andgate.git import Change
+from andgate.trust import paths
+from andgate.trust.authorship import (
     is_oracle_side,
     is_trust_root,
     oracle_file_rule,
     sort_changes,
 )
-from andgate.git import Change
-from andgate.manifest import parse_manifest
+from andgate.trust.manifest import parse_manifest
 from harness import MANIFEST
 
 M = parse_manifest(MANIFEST, "tests/trust_manifest.yaml")
@@ -161,8 +161,8 @@ def test_without_a_scan_the_change_facts_hold_no_scan_findings():
 def test_an_adopting_change_cannot_narrow_what_counts_as_production():
     """Its own manifest sorted the paths: a `production_globs` that names nothing and a
     `test_support_globs` over the code must not hide a production edit while adopting."""
-    from andgate import paths as paths_module
-    from andgate.authorship import adopting
+    from andgate.trust import paths as paths_module
+    from andgate.trust.authorship import adopting
 
     narrowed = parse_manifest(
         MANIFEST + 'production_globs: ["nothing/**"]\ntest_support_globs: ["lib/**"]\n',

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from andgate.classify import (
+from andgate.plugin.classify import (
     ItemFacts,
     Rules,
     accepted_invariants,

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from andgate.phases.discrimination import Discrimination, _Found, default_budget
+from andgate.check.discrimination.phase import Discrimination, _Found, default_budget
 
 A = "tests/test_new.py::test_a"
 B = "tests/test_new.py::test_b"
@@ -194,8 +194,8 @@ def test_a_running_process_is_killed_within_a_second_of_the_deadline(tmp_path):
     that hangs is killed at the deadline (the check's --timeout is far away)."""
     import sys
 
-    from andgate.phases.discrimination import Deadline
-    from andgate.run import STOPPED, _run_session
+    from andgate.check.discrimination.phase import Deadline
+    from andgate.process.run import STOPPED, _run_session
 
     deadline = Deadline()
     deadline.at = time.monotonic() + 0.5
@@ -208,7 +208,7 @@ def test_a_running_process_is_killed_within_a_second_of_the_deadline(tmp_path):
 
 
 def test_the_tests_a_change_adds_are_told_apart_from_the_rest_of_the_file():
-    from andgate.changed_tests import changed_tests, item_name
+    from andgate.check.discrimination.changed_tests import changed_tests, item_name
 
     before = b"def test_a():\n    assert 1\n\n\nclass TestB:\n    def test_c(self):\n        pass\n"
     after = before.replace(b"pass", b"assert 2") + b"\n\ndef test_new():\n    assert 3\n"
@@ -220,7 +220,7 @@ def test_the_tests_a_change_adds_are_told_apart_from_the_rest_of_the_file():
 
 
 def test_mutants_only_on_the_touched_lines_and_at_most_a_few():
-    from andgate.mutate import mutants_of
+    from andgate.check.discrimination.mutate import mutants_of
 
     text = "def f(a, b):\n    if a < b:\n        return 1\n    return a == b\n"
     every = mutants_of("m.py", text)
@@ -236,8 +236,8 @@ def test_a_breakage_run_that_ends_in_an_error_counts_as_not_tried(tmp_path, monk
     import contextlib
     from types import SimpleNamespace
 
-    from andgate.phases import discrimination
-    from andgate.run import RunResult
+    from andgate.check.discrimination import phase as discrimination
+    from andgate.process.run import RunResult
 
     worktree = SimpleNamespace(path=tmp_path, apply_patch=lambda patch: None)
     ctx = SimpleNamespace(
@@ -258,7 +258,7 @@ def test_a_breakage_run_that_ends_in_an_error_counts_as_not_tried(tmp_path, monk
 
 
 def test_after_last_tells_once_when_the_last_task_ends_however_it_ended():
-    from andgate.phases.context import after_last
+    from andgate.check.context import after_last
 
     told: list[str] = []
 

@@ -10,21 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from andgate import cli
-from andgate.authorship import sort_changes
-from andgate.disputes import (
-    DisputeEntry,
-    DisputesFileError,
-    judged,
-    parse_disputes,
-    test_source,
-    with_entry,
-)
+from andgate.commands import cli
 from andgate.errors import ManifestError
-from andgate.ghactions import annotations
 from andgate.git import Change
-from andgate.htmlreport import build_report, render
-from andgate.manifest import parse_manifest
 from andgate.records import (
     Bit,
     ChangeFacts,
@@ -44,7 +32,20 @@ from andgate.records import (
     ReplayFacts,
     Warning_,
 )
-from andgate.report import ReportContext, SummaryMarkdown, verdict_payload
+from andgate.report.actions import annotations
+from andgate.report.context import ReportContext, verdict_payload
+from andgate.report.html import build_report, render
+from andgate.report.summary import SummaryMarkdown
+from andgate.trust.authorship import sort_changes
+from andgate.trust.disputes import (
+    DisputeEntry,
+    DisputesFileError,
+    judged,
+    parse_disputes,
+    test_source,
+    with_entry,
+)
+from andgate.trust.manifest import parse_manifest
 from andgate.verdict import decide, escaped
 from harness import MANIFEST
 
@@ -266,7 +267,7 @@ def test_escaped_makes_one_inert_line():
 
 
 def hostile_context() -> ReportContext:
-    from andgate.disputes import SourceAtBase
+    from andgate.trust.disputes import SourceAtBase
 
     entries = disputes(Dispute(DISPUTED, HOSTILE, True))
     verdict = decide(facts(ORACLE, entries))
@@ -443,8 +444,8 @@ def test_the_agent_block_is_created_appended_once_and_never_through_a_symlink(tm
 def test_read_disputes_reads_head_and_refuses_a_symlink(tmp_path):
     import os
 
-    from andgate.disputes import read_disputes
-    from andgate.sample import init_repo
+    from andgate.commands.sample import init_repo
+    from andgate.trust.disputes import read_disputes
 
     repo = init_repo(tmp_path / "r")
     repo.write({"tests/oracles/test_o.py": "def test_words():\n    assert 1\n"})

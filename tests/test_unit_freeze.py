@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from andgate.freeze import Freeze, FreezeProblem, FreezeSet, parse_date, parse_freezes
+from andgate.trust.freeze import Freeze, FreezeProblem, FreezeSet, parse_date, parse_freezes
 
 SOURCE = "tests/flakes/freeze.yaml"
 TODAY = dt.date(2026, 12, 1)
@@ -219,8 +219,8 @@ def test_a_freeze_longer_than_max_freeze_days_is_refused():
 def test_an_expired_freeze_has_one_message_with_its_fix_and_freeze_facts_sort_entries():
     import datetime as dt
 
-    from andgate.freeze import freeze_facts
     from andgate.records import FreezeFacts
+    from andgate.trust.freeze import freeze_facts
 
     text = (
         "freezes:\n"

@@ -15,7 +15,7 @@ import pytest
 
 from andgate.errors import GateTimeout, GitError
 from andgate.git import LONG_LIVED_BATCH, Git
-from andgate.worktree import numstat_paths, status_paths
+from andgate.process.worktree import numstat_paths, status_paths
 
 HEAD = "ab" * 20
 

@@ -3,9 +3,9 @@ oracle item (what oracle markers decide oracle-class files by)."""
 
 from __future__ import annotations
 
-from andgate.classify import ItemFacts
-from andgate.inventory import build_inventory, oracle_holders
-from andgate.run import CollectedItem, RunResult
+from andgate.check.inventory.items import build_inventory, oracle_holders
+from andgate.plugin.classify import ItemFacts
+from andgate.process.run import CollectedItem, RunResult
 
 
 def _item(nodeid: str, cls: str) -> CollectedItem:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from andgate.errors import FreezeFileError, ManifestError
-from andgate.manifest import (
+from andgate.trust.manifest import (
     DEFAULT_MANIFEST,
     FlakeClass,
     Key,

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from andgate.classify import ItemFacts
-from andgate.inventory import Record, build_inventory, counts, ineffective_freezes
+from andgate.check.inventory.items import Record, build_inventory, counts, ineffective_freezes
+from andgate.check.property.seeds import default_hypothesis_seed, property_facts, seeds_payload
+from andgate.plugin.classify import ItemFacts
+from andgate.process.run import CollectedItem, RunResult
 from andgate.records import (
     ChangeFacts,
     ClassFacts,
@@ -30,9 +32,9 @@ from andgate.records import (
     ReplayFacts,
     ReplayStatus,
 )
-from andgate.report import KnownBadJson, ReportContext, SummaryMarkdown, VerdictJson
-from andgate.run import CollectedItem, RunResult
-from andgate.seeds import default_hypothesis_seed, property_facts, seeds_payload
+from andgate.report.artifacts import KnownBadJson, VerdictJson
+from andgate.report.context import ReportContext
+from andgate.report.summary import SummaryMarkdown
 from andgate.verdict import decide
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -229,7 +231,7 @@ def _records_for_freezes() -> list[Record]:
 def test_ineffective_freezes_match_what_freeze_matches_matches():
     """One pass over the items (an index) gives what a pass per freeze with
     `classify.freeze_matches` gives, for every form a freeze id names an item by."""
-    from andgate.classify import freeze_matches
+    from andgate.plugin.classify import freeze_matches
 
     records = _records_for_freezes()
     ids = ["t/test_u.py::test_u", "t/test_u.py", "test_u", "test_v", "o", "o[1]", "test_o"]
@@ -251,7 +253,7 @@ def test_ineffective_freezes_match_what_freeze_matches_matches():
 @pytest.mark.parametrize("items", [0, 1, 3])
 def test_inventory_json_is_what_json_dumps_writes(items):
     """trust_inventory.json is rendered item by item; the bytes are json.dumps(indent=2)'s."""
-    from andgate.report import InventoryJson
+    from andgate.report.artifacts import InventoryJson
 
     odd = Record(ItemFacts('t/x.py::t["é\\n"]', "t/x.py", "t"), "oracle", "w", "passed")
     records = [odd, *_records_for_freezes()][:items]
@@ -266,3 +268,12 @@ def test_inventory_json_is_what_json_dumps_writes(items):
     }
     text = json.dumps(expected, indent=2, ensure_ascii=True, default=str) + "\n"
     assert InventoryJson().render(ctx) == text.encode()
+
+
+def test_the_artifacts_folder_claims_every_reporters_file():
+    """The folder refuses to overwrite someone else's file by name: a reporter whose
+    file it does not know would write over it unchecked."""
+    from andgate.report.artifacts import REPORTERS
+    from andgate.report.folder import REPORT_FILES, VERDICT_FILE
+
+    assert sorted(r.filename for r in REPORTERS) == sorted([*REPORT_FILES, VERDICT_FILE])

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from andgate.classify import ItemFacts
-from andgate.run import CollectedItem, _Compact, _decode_object, read_results
+from andgate.plugin.classify import ItemFacts
+from andgate.process.run import CollectedItem, _Compact, _decode_object, read_results
 
 ITEMS = [
     {
@@ -193,7 +193,7 @@ def test_values_of_other_types_stay_as_they_were():
 
 FREED_BUFFERS = """
 import contextlib, io, sys
-from andgate import cli
+from andgate.commands import cli
 
 def resident_mib():
     with open("/proc/self/statm") as fh:

@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from andgate.classify import ItemFacts
-from andgate.phases.oracle import (
+from andgate.check.oracle.phase import (
     normalised_reason,
     oracle_facts,
     skips_by_code,
@@ -21,6 +20,8 @@ from andgate.phases.oracle import (
     unpinned_files,
 )
 from andgate.plugin import _missing_module
+from andgate.plugin.classify import ItemFacts
+from andgate.process.run import CollectedItem, RunResult, class_facts, selection_args
 from andgate.records import (
     Bit,
     Decision,
@@ -32,7 +33,6 @@ from andgate.records import (
     Unpinned,
     Warning_,
 )
-from andgate.run import CollectedItem, RunResult, class_facts, selection_args
 from andgate.verdict import decide, oracle_findings
 from test_unit_verdict import CLEAN, PASSED_ORACLE
 

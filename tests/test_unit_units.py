@@ -11,15 +11,24 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from andgate.bundle import Bundle, BundleKey, combined, parse, render, run_from_json, run_to_json
-from andgate.classify import ItemFacts
+from andgate.check.bundle import (
+    Bundle,
+    BundleKey,
+    Recorded,
+    combined,
+    parse,
+    render,
+    run_from_json,
+    run_to_json,
+)
+from andgate.check.discrimination.phase import merge_discrimination
+from andgate.check.units import Split, Unit, assign, class_units
+from andgate.check.work import Work
 from andgate.errors import BundleError
-from andgate.phases.discrimination import merge_discrimination
+from andgate.plugin.classify import ItemFacts
+from andgate.plugin.shard import MIN_BYTES_PER_SHARD, Shard, owns, shards
+from andgate.process.run import CollectedItem, RunResult
 from andgate.records import DiscriminationFacts, ReplayFacts
-from andgate.run import CollectedItem, RunResult
-from andgate.shard import MIN_BYTES_PER_SHARD, Shard, owns, shards
-from andgate.units import Split, Unit, assign, class_units
-from andgate.work import Recorded, Work
 
 sizes = st.dictionaries(
     st.text("abc/_.", min_size=1, max_size=12),
@@ -192,7 +201,7 @@ def test_a_bundle_edited_by_hand_is_refused(edit, message):
 
 
 def test_a_bundle_of_another_andgate_is_refused():
-    from andgate.bundle import _digest
+    from andgate.check.bundle import _digest
 
     body = json.loads(render(_bundle()))
     body["andgate"] = "0.0.1"
@@ -202,7 +211,7 @@ def test_a_bundle_of_another_andgate_is_refused():
 
 
 def test_a_malformed_but_sealed_bundle_is_refused_in_one_line():
-    from andgate.bundle import _digest
+    from andgate.check.bundle import _digest
 
     body = json.loads(render(_bundle()))
     body["runs"]["untrusted/0"]["items"] = "nope"
@@ -237,10 +246,10 @@ def test_not_json_or_absent_is_one_line(tmp_path):
 @pytest.mark.parametrize(("user_xdist", "processes"), [(False, 2), (True, 1)])
 def test_a_project_that_runs_xdist_gets_one_process_per_unit(tmp_path, user_xdist, processes):
     """Its own workers use the cores; splitting again would run jobs x workers."""
-    from andgate.classify import Rules
-    from andgate.phases.context import PhaseContext
-    from andgate.run import RunRequest
-    from andgate.state import CheckState
+    from andgate.check.context import PhaseContext
+    from andgate.check.state import CheckState
+    from andgate.plugin.classify import Rules
+    from andgate.process.run import RunRequest
 
     ctx = PhaseContext(
         None, None, None, tmp_path, CheckState(), 2, 1.0, None, False,  # type: ignore[arg-type]
@@ -252,7 +261,7 @@ def test_a_project_that_runs_xdist_gets_one_process_per_unit(tmp_path, user_xdis
 
 
 def test_a_result_for_a_unit_the_bundle_did_not_run_is_refused(tmp_path):
-    from andgate.bundle import _digest
+    from andgate.check.bundle import _digest
 
     body = json.loads(render(_bundle()))
     body["ran"].remove("untrusted/0")  # its result stays: it would override another's

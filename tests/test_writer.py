@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from andgate import writer
-from andgate.cli import main
-from andgate.sample import SampleRepo
+from andgate.commands.cli import main
+from andgate.commands.sample import SampleRepo
 
 # -- the writer ---------------------------------------------------------------------------
 
@@ -207,7 +207,7 @@ def test_init_refuses_a_symlinked_folder_it_would_write_into(make_repo, tmp_path
 def test_check_refuses_a_link_planted_after_its_path_check(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The path check names the symlink; the descriptor walk is what makes a link
     planted between that check and the open harmless too."""
-    from andgate import report
+    from andgate.report import folder as report
 
     repo = tmp_path / "repo"
     (repo / "out").mkdir(parents=True)

@@ -21,16 +21,16 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from andgate.git import Git, TreeEntry
-from andgate.hardcoded import (
+from andgate.check.production.hardcoded import (
     AddedLiteral,
     OracleSource,
     added_literals,
     judge,
     oracle_literals,
 )
-from andgate.paths import is_test_file
-from andgate.scan import FileChange, LiteralKey, is_binary
+from andgate.check.production.scan import FileChange, LiteralKey, is_binary
+from andgate.git import Git, TreeEntry
+from andgate.trust.paths import is_test_file
 
 MAX_GIVEN_BYTES = 2_000_000  # a bigger file is a vendored bundle or a data dump
 

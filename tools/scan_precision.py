@@ -23,10 +23,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from andgate import scan
+from andgate.check.production import scan
+from andgate.check.production.scan import FileChange, ScanFinding, scan_production
 from andgate.git import Git
-from andgate.paths import is_test_file
-from andgate.scan import Construct, FileChange, ScanFinding, scan_production
+from andgate.records import Construct
+from andgate.trust.paths import is_test_file
 
 EVASIONS = (
     Construct.SOURCE_ENCODING,

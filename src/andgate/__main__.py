@@ -1,5 +1,5 @@
 """`python -m andgate` is the same as the `andgate` console script."""
 
-from andgate.cli import main
+from andgate.commands.cli import main
 
 raise SystemExit(main())

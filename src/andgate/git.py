@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from andgate.errors import GateTimeout, GitError, GitNotFound
-from andgate.signals import WAKE
 
 DEFAULT_TIMEOUT = 120.0
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -47,6 +46,10 @@ SYNTHETIC_IDENTITY = {
     "GIT_COMMITTER_EMAIL": "andgate@localhost",
     "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+00:00",
 }
+
+# The main thread waits in slices this long, to run a signal's handler (as every
+# wait does: process/signals.py's WAKE). A leaf module, git cannot import it.
+WAKE = 0.2
 
 
 def decode_path(raw: bytes) -> str:

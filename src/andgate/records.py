@@ -370,3 +370,52 @@ class Facts:
     fail_closed_untrusted: bool = True
     warnings: tuple[Finding, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
+
+
+# -- the production scan's findings ------------------------------------------------
+
+
+class Construct(enum.StrEnum):
+    """What a finding is; the values are the names `production_scan.allow` takes."""
+
+    HARNESS_REFERENCE = "harness_reference"
+    HARNESS_ENV = "harness_env"
+    STACK_INSPECTION = "stack_inspection"
+    CONSTANT_COMPARISON = "constant_comparison"
+    EXIT_AT_IMPORT = "exit_at_import"
+    SHADOWING_MODULE = "shadowing_module"
+    IMPLICIT_IMPORT = "implicit_import"
+    BINARY_FILE = "binary_file"
+    # Production-side evasions: what Python runs differs from what the scan read.
+    SOURCE_ENCODING = "source_encoding"
+    SYMLINK = "symlink"
+    PYTEST_PLUGIN = "pytest_plugin"
+    ENVIRONMENT_WRITE = "environment_write"
+    SYSTEM_FILE_WRITE = "system_file_write"
+    GITATTRIBUTES = "gitattributes"
+    ORACLE_LITERAL = "oracle_literal"
+    HARD_CODED_ANSWER = "hard_coded_answer"
+
+    @property
+    def label(self) -> str:
+        return LABELS[self]
+
+
+LABELS = {
+    Construct.HARNESS_REFERENCE: "test-harness reference",
+    Construct.HARNESS_ENV: "test-harness environment check",
+    Construct.STACK_INSPECTION: "stack inspection",
+    Construct.CONSTANT_COMPARISON: "comparison returning a constant",
+    Construct.EXIT_AT_IMPORT: "process exit at import",
+    Construct.SHADOWING_MODULE: "module shadowing",
+    Construct.IMPLICIT_IMPORT: "file Python or pytest imports implicitly",
+    Construct.BINARY_FILE: "binary file",
+    Construct.SOURCE_ENCODING: "source-encoding declaration other than UTF-8",
+    Construct.SYMLINK: "symlink",
+    Construct.PYTEST_PLUGIN: "pytest hook or plugin registration",
+    Construct.ENVIRONMENT_WRITE: "write to the process environment",
+    Construct.SYSTEM_FILE_WRITE: "write to a system file",
+    Construct.GITATTRIBUTES: ".gitattributes change",
+    Construct.ORACLE_LITERAL: "literal from an oracle's expectations",
+    Construct.HARD_CODED_ANSWER: "hard-coded answer to an oracle",
+}

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from andgate.classify import freeze_matches
+from andgate.check.inventory.items import COUNT_KEYS, Record, counts, ineffective_freezes
 from andgate.commands.common import (
     Collected,
     Target,
@@ -28,12 +28,12 @@ from andgate.commands.common import (
     plural,
     table,
 )
-from andgate.config import BaseConfig
 from andgate.errors import FreezeFileError, ManifestError
 from andgate.exitcodes import ClassifyExit
-from andgate.inventory import COUNT_KEYS, Record, counts, ineffective_freezes
+from andgate.plugin.classify import freeze_matches
+from andgate.process.run import DEFAULT_TIMEOUT, collection_error_line
 from andgate.records import TrustClass
-from andgate.run import DEFAULT_TIMEOUT, collection_error_line
+from andgate.trust.config import BaseConfig
 
 EXIT_OK, EXIT_EXPIRED, EXIT_NO_ORACLE, EXIT_INVALID = (
     ClassifyExit.OK,

@@ -21,19 +21,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from andgate import writer
-from andgate.classify import Rules, accepted_invariants
-from andgate.config import BaseConfig, load_base_config
+from andgate.check.inventory.items import Record
+from andgate.check.plan.trees import Plan, make_plan
 from andgate.errors import AndgateError
-from andgate.freeze import parse_freezes
-from andgate.generated import Generated, generated_warning, read_generated, unnamed_generated
 from andgate.git import Git
-from andgate.installed import find_installed_project
-from andgate.inventory import Record
-from andgate.manifest import Manifest, parse_manifest
-from andgate.plan import Plan, make_plan
+from andgate.plugin.classify import Rules, accepted_invariants
+from andgate.process.generated import (
+    Generated,
+    generated_warning,
+    read_generated,
+    unnamed_generated,
+)
+from andgate.process.installed import find_installed_project
+from andgate.process.run import RunEnvironment, RunRequest, RunResult, run_pytest
+from andgate.process.worktree import WorktreePool, scratch_dir, worktree_pool
 from andgate.records import Role
-from andgate.run import RunEnvironment, RunRequest, RunResult, run_pytest
-from andgate.worktree import WorktreePool, scratch_dir, worktree_pool
+from andgate.trust.config import BaseConfig, load_base_config
+from andgate.trust.freeze import parse_freezes
+from andgate.trust.manifest import Manifest, parse_manifest
 
 
 def open_repo(repo: Path) -> Git:

@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from andgate.check.inventory.items import Record
 from andgate.commands.common import (
     Target,
     collect_inventory,
@@ -26,8 +27,14 @@ from andgate.commands.common import (
     read_file,
     table,
 )
-from andgate.config import BaseConfig, load_base_config
-from andgate.disputes import (
+from andgate.errors import AndgateError, BadInput, guarded
+from andgate.exitcodes import DisputeExit
+from andgate.git import Git
+from andgate.process.generated import NONE
+from andgate.process.run import DEFAULT_TIMEOUT
+from andgate.records import TrustClass
+from andgate.trust.config import BaseConfig, load_base_config
+from andgate.trust.disputes import (
     MAX_REASON,
     DisputeEntry,
     DisputesFileError,
@@ -36,14 +43,7 @@ from andgate.disputes import (
     parse_disputes,
     with_entry,
 )
-from andgate.errors import AndgateError, BadInput, guarded
-from andgate.exitcodes import DisputeExit
-from andgate.generated import NONE
-from andgate.git import Git
-from andgate.inventory import Record
-from andgate.records import TrustClass
-from andgate.refs import resolve_base
-from andgate.run import DEFAULT_TIMEOUT
+from andgate.trust.refs import resolve_base
 from andgate.verdict import escaped
 
 NEXT = (

@@ -17,8 +17,6 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from andgate import locks
-from andgate.adoption import has_andgate_config, target_branch
 from andgate.commands.common import (
     Target,
     collect_inventory,
@@ -34,8 +32,10 @@ from andgate.commands.replay_known_bad import _replay_all
 from andgate.errors import FreezeFileError, ManifestError
 from andgate.exitcodes import DoctorExit
 from andgate.git import Git
+from andgate.process.run import DEFAULT_TIMEOUT
 from andgate.records import ReplayStatus, TrustClass
-from andgate.run import DEFAULT_TIMEOUT
+from andgate.trust import locks
+from andgate.trust.adoption import has_andgate_config, target_branch
 
 WORKFLOWS = ".github/workflows"
 

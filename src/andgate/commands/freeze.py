@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from andgate.classify import classify_item, freeze_matches
+from andgate.check.inventory.items import Record
 from andgate.commands.common import (
     collect_inventory,
     open_repo,
@@ -29,15 +29,15 @@ from andgate.commands.common import (
     worktree_manifest,
     write_atomic,
 )
-from andgate.commands.freeze_edit import add_entry, remove_entries
 from andgate.errors import BadInput, FreezeEditError, FreezeFileError, guarded
 from andgate.exitcodes import FreezeExit
-from andgate.freeze import Freeze, FreezeSet, parse_freezes
 from andgate.git import Git
-from andgate.inventory import Record
-from andgate.manifest import Manifest, load_yaml
+from andgate.plugin.classify import classify_item, freeze_matches
+from andgate.process.run import DEFAULT_TIMEOUT
 from andgate.records import TrustClass
-from andgate.run import DEFAULT_TIMEOUT
+from andgate.trust.freeze import Freeze, FreezeSet, parse_freezes
+from andgate.trust.freeze_edit import add_entry, remove_entries
+from andgate.trust.manifest import Manifest, load_yaml
 
 EXIT_OK, EXIT_BAD_INPUT = FreezeExit.OK, FreezeExit.BAD_INPUT
 NEW_FILE_HEADER = (

@@ -19,16 +19,17 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from andgate import pytest_config, writer
+from andgate import writer
 from andgate.commands.agents import HINT as AGENTS_HINT
 from andgate.commands.agents import add_agent_block
 from andgate.commands.common import open_repo, plural, read_file
-from andgate.commands.freeze_edit import yaml_string
 from andgate.errors import AndgateError, ManifestError
 from andgate.exitcodes import InitExit
 from andgate.git import Git, decode_path
-from andgate.manifest import DEFAULT_MANIFEST, Manifest, parse_manifest
-from andgate.paths import is_under
+from andgate.trust import pytest_config
+from andgate.trust.freeze_edit import yaml_string
+from andgate.trust.manifest import DEFAULT_MANIFEST, Manifest, parse_manifest
+from andgate.trust.paths import is_under
 
 EXIT_OK = InitExit.OK
 MARKER_NAME = re.compile(r"\s*([A-Za-z_]\w*)")
@@ -101,7 +102,9 @@ def github_workflow(install: str = INSTALL_PLACEHOLDER) -> str:
     the line that installs the project and its test dependencies filled in."""
     from importlib.resources import files
 
-    text = (files("andgate") / "templates" / "github_workflow.yml").read_text(encoding="utf-8")
+    text = (files("andgate.commands") / "templates" / "github_workflow.yml").read_text(
+        encoding="utf-8"
+    )
     return text.replace(INSTALL_PLACEHOLDER, install)
 
 

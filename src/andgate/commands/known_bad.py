@@ -27,8 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from andgate import proposals, writer
-from andgate.cache import GreenCache, SharedKillers
+from andgate import writer
+from andgate.check.cache import GreenCache, SharedKillers
+from andgate.check.discrimination.mutate import Mutant, mutants_of
+from andgate.check.plan.trees import Plan
+from andgate.commands import proposals
 from andgate.commands.common import (
     Target,
     generated_notes,
@@ -39,11 +42,7 @@ from andgate.commands.common import (
     table,
     target_pool,
 )
-from andgate.config import BaseConfig
-from andgate.errors import AndgateError
-from andgate.exitcodes import HarvestExit, MutantsExit
-from andgate.git import Git
-from andgate.harvest import (
+from andgate.commands.harvest import (
     Fate,
     FixCommit,
     Harvested,
@@ -55,12 +54,14 @@ from andgate.harvest import (
     replay_patch,
     test_side_filter,
 )
-from andgate.mutate import Mutant, mutants_of
-from andgate.paths import matching
-from andgate.plan import Plan
+from andgate.errors import AndgateError
+from andgate.exitcodes import HarvestExit, MutantsExit
+from andgate.git import Git
+from andgate.process.run import RunRequest, run_parallel, run_pytest
+from andgate.process.worktree import WorktreePool
 from andgate.records import Outcome, ReplayStatus, Role
-from andgate.run import RunRequest, run_parallel, run_pytest
-from andgate.worktree import WorktreePool
+from andgate.trust.config import BaseConfig
+from andgate.trust.paths import matching
 
 HARVEST_SCHEMA = "andgate.harvest/1"
 MUTANTS_SCHEMA = "andgate.mutants/1"

@@ -15,13 +15,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from andgate import locks
 from andgate.commands.common import open_repo, plural, read_file, worktree_manifest, write_atomic
 from andgate.errors import AndgateError
 from andgate.exitcodes import LockExit
 from andgate.git import Git, decode_path
-from andgate.paths import is_under
 from andgate.records import LockFacts
+from andgate.trust import locks
+from andgate.trust.paths import is_under
 
 EXIT_MATCH, EXIT_MISMATCH = LockExit.MATCH, LockExit.MISMATCH
 # Said on every first line, as by every maintainer command: what was looked at.

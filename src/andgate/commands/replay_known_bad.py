@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from andgate.check.oracle.replay import replay_fixture
+from andgate.check.plan.trees import Plan
 from andgate.commands.common import (
     Target,
     generated_notes,
@@ -31,13 +33,11 @@ from andgate.commands.common import (
     table,
     target_pool,
 )
-from andgate.config import BaseConfig
 from andgate.exitcodes import ReplayExit
-from andgate.plan import Plan
+from andgate.process.run import DEFAULT_TIMEOUT, RunRequest, RunResult, run_parallel, run_pytest
+from andgate.process.worktree import WorktreePool
 from andgate.records import Outcome, ReplayFacts, ReplayStatus, Role
-from andgate.replay import replay_fixture
-from andgate.run import DEFAULT_TIMEOUT, RunRequest, RunResult, run_parallel, run_pytest
-from andgate.worktree import WorktreePool
+from andgate.trust.config import BaseConfig
 
 EXIT_OK, EXIT_FAILED, EXIT_NO_FIXTURES = (
     ReplayExit.EVERY_FIXTURE_BIT,

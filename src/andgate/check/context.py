@@ -1,0 +1,217 @@
+"""What every phase works with, and the tasks they hand to `run_parallel`."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from andgate.check.plan.trees import Plan
+from andgate.check.state import CheckState
+from andgate.check.units import Unit
+from andgate.check.work import Work
+from andgate.plugin.shard import MIN_BYTES_PER_SHARD, shards
+from andgate.process.run import RunRequest, merge_results, run_parallel, run_pytest
+from andgate.process.worktree import WorktreePool
+from andgate.report.artifacts import merge_junit
+from andgate.report.progress import Progress
+from andgate.trust.config import BaseConfig
+
+
+def is_part_of(kind: str, run_name: str) -> bool:
+    """Whether a run is (a process of) the class `kind` before `merge_class` folds
+    them: the class itself, a unit (`kind@2`) or a process of either (`kind.1`)."""
+    return run_name == kind or run_name.startswith((f"{kind}.", f"{kind}@"))
+
+
+@dataclass(frozen=True)
+class PhaseContext:
+    """One check's plan, base config, worktrees, scratch folder, limits and state."""
+
+    plan: Plan
+    config: BaseConfig
+    pool: WorktreePool
+    scratch: Path
+    state: CheckState
+    jobs: int
+    timeout: float
+    cache_dir: Path | None
+    approved: bool
+    work: Work
+    progress: Progress | None = None
+    # The project's pytest config starts xdist workers: each unit then runs in one
+    # process (its workers use the cores) instead of one per job with workers each.
+    user_xdist: bool = False
+
+    def run(self, phase: str, tasks: list[Callable[[], object]]) -> None:
+        """Run a phase's tasks in parallel, with a status line of items done of
+        total (summed over the phase's pytest processes) while they run."""
+        progress = self.progress
+        if progress is None:
+            run_parallel(tasks, self.jobs)
+            return
+        progress.start(phase)
+        stop = threading.Event()
+        before = set(self.scratch.glob("*.progress"))
+        watcher = threading.Thread(target=self._watch, args=(before, stop), daemon=True)
+        watcher.start()
+        try:
+            run_parallel(tasks, self.jobs)
+        finally:
+            stop.set()
+            watcher.join(timeout=5)
+            self._poll(progress, before)
+            progress.finish()
+
+    def _watch(self, before: set[Path], stop: threading.Event) -> None:
+        while not stop.wait(0.5) and self.progress is not None:
+            self._poll(self.progress, before)
+
+    def _poll(self, progress: Progress, before: set[Path]) -> None:
+        done = total = 0
+        for path in set(self.scratch.glob("*.progress")) - before:
+            with contextlib.suppress(OSError, ValueError):
+                a, b = path.read_text(encoding="utf-8").split()
+                done, total = done + int(a), total + int(b)
+        progress.set(done, total or None)
+
+    def task(self, name: str, request: RunRequest, commit: str) -> Callable[[], None]:
+        """Run `request` in a pooled worktree of `commit`; keep its result as `name`."""
+
+        def run() -> None:
+            with self.pool.lease(commit) as worktree:
+                result = run_pytest(request, worktree.path, self.scratch, self.timeout)
+                self.state.runs[name] = result
+
+        return run
+
+    # -- units: a class split by file over CI machines, then over this one's cores ----
+
+    def mine(self, unit: str) -> bool:
+        """Whether this process runs (or, combining, reads back) `unit`."""
+        return self.work.mine(unit)
+
+    def unit_run_name(self, unit: Unit) -> str:
+        """A class unit's run name: the class's own when the class is one unit."""
+        kind, _, index = unit.name.partition("/")
+        return kind if self.work.single(kind) else f"{kind}@{index}"
+
+    def class_tasks(
+        self,
+        kind: str,
+        request: RunRequest,
+        commit: str,
+        sizes: Mapping[str, int],
+        last_preload: int = 0,
+        min_bytes: int = MIN_BYTES_PER_SHARD,
+    ) -> list[Callable[[], None]]:
+        """The tasks of this machine's units of a class: each unit split by file over
+        `--jobs` processes (one process: it runs under the unit's own name), each
+        with at least `min_bytes` of source."""
+        tasks = []
+        siblings = self.work.units_of(kind)
+        for number, unit in enumerate(siblings, 1):
+            name = self.unit_run_name(unit)
+            if not self.mine(unit.name):
+                continue
+            if self.work.recorded is not None:
+                tasks.append(self.recorded_task(unit.name, name))
+                continue
+            label = (
+                request.label
+                if len(siblings) == 1
+                else f"{request.label} part {number}/{len(siblings)}"
+            )
+            jobs = 1 if self.user_xdist else self.jobs
+            parts = shards(sizes, jobs, last_preload, within=unit.shard, min_bytes=min_bytes)
+            if len(parts) == 1:
+                tasks.append(
+                    self.task(name, replace(request, label=label, shard=unit.shard), commit)
+                )
+                continue
+            tasks += [
+                self.task(
+                    f"{name}.{s.index}",
+                    replace(request, label=f"{label} {s.index}", shard=s),
+                    commit,
+                )
+                for s in parts
+            ]
+        return tasks
+
+    def recorded_task(self, unit: str, name: str) -> Callable[[], None]:
+        """Combining: the unit's result as its bundle recorded it."""
+        recorded = self.work.recorded
+        assert recorded is not None
+
+        def load() -> None:
+            self.state.runs[name] = recorded.runs[unit]
+            self.state.units_ran[unit] = name
+
+        return load
+
+    def merge_class(self, kind: str) -> None:
+        """Fold each unit's processes into one result, then the units into the
+        class's; the JUnit files are folded alike. A class none of whose units ran
+        here (another machine's) has no result."""
+        state = self.state
+        state.capture()
+        names = []
+        for unit in self.work.units_of(kind):
+            name = self.unit_run_name(unit)
+            parts = sorted(
+                (
+                    n
+                    for n in state.runs
+                    if n.startswith(f"{name}.") and n[len(name) + 1 :].isdigit()
+                ),
+                key=lambda n: int(n.rpartition(".")[2]),
+            )
+            if parts:
+                self._fold(name, parts)
+            if name in state.runs:
+                state.units_ran.setdefault(unit.name, name)
+                names.append(name)
+        if names and names != [kind]:
+            self._fold(kind, names, keep_parts=True)
+
+    def _fold(self, name: str, parts: list[str], keep_parts: bool = False) -> None:
+        state = self.state
+        state.runs[name] = merge_results(name, [state.runs[n] for n in parts])
+        take = state.captured.files.get if keep_parts else state.captured.files.pop
+        documents = [take(f"{n}.junit", None) for n in parts]
+        if all(d is not None for d in documents):
+            merged = merge_junit(documents)  # type: ignore[arg-type]
+            if merged is not None:
+                state.captured.files[f"{name}.junit"] = merged
+        if not keep_parts:
+            for n in parts:
+                del state.runs[n]
+
+
+def after_last(
+    tasks: list[Callable[[], None]], then: Callable[[], None]
+) -> list[Callable[[], None]]:
+    """`tasks`, each wrapped so that `then` runs once, when the last of them has ended
+    (however it ended); at once when there are none."""
+    if not tasks:
+        then()
+        return tasks
+    left, lock = [len(tasks)], threading.Lock()
+
+    def watched(task: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                task()
+            finally:
+                with lock:
+                    left[0] -= 1
+                    last = left[0] == 0
+                if last:
+                    then()
+
+        return run
+
+    return [watched(t) for t in tasks]

@@ -1,0 +1,53 @@
+"""The last phase, once every run is in: each item with its class and outcome (the
+inventory), the changed files sorted by who may change them (`authorship.py`), and
+the freezes' facts (`freeze.py`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+
+from andgate.check.inventory.items import build_inventory, ineffective_freezes, oracle_holders
+from andgate.check.production.phase import ScanResult, with_installed_hooks, with_unscanned_imports
+from andgate.check.state import CheckState, RunName
+from andgate.git import Change
+from andgate.trust.authorship import adopting, oracle_file_rule, sort_changes
+from andgate.trust.config import BaseConfig
+from andgate.trust.freeze import freeze_facts
+from andgate.trust.paths import ConfigChanges
+
+
+def run_inventory_phase(
+    state: CheckState,
+    config: BaseConfig,
+    changes: Sequence[Change],
+    differs: ConfigChanges,
+    scan: ScanResult,
+    *,
+    approved_by: tuple[str, ...],
+    today: dt.date,
+    approved_head: bool = True,
+) -> None:
+    runs = state.runs
+    state.inventory = build_inventory(
+        *(runs.get(n) for n in (RunName.UNTRUSTED, RunName.ORACLE, RunName.PROPERTY, RunName.FLAKE))
+    )
+    holders = oracle_holders(state.inventory, runs.get(RunName.BASE_ORACLE))
+    allow = config.manifest.production_scan_allow
+    scan = with_unscanned_imports(
+        scan, runs.values(), changes, allow, is_test_side=config.test_side.holds
+    )
+    scan = with_installed_hooks(scan, state.environment)
+    changes_facts = sort_changes(
+        changes,
+        config.manifest,
+        is_oracle_file=oracle_file_rule(config.manifest, holders),
+        config_differs=differs,
+        approved_by=approved_by,
+        earlier_commit_only=bool(approved_by) and not approved_head,
+        test_side=config.test_side,
+        scan=scan,
+    )
+    state.changes = adopting(changes_facts, changes) if state.adopting else changes_facts
+    ineffective = ineffective_freezes(config.live_freeze_ids(today), state.inventory)
+    state.freezes = freeze_facts(config.freezes, today, ineffective)

@@ -1,0 +1,3 @@
+"""The oracle phase: the oracle class, its base pin, and the known-bad replays that prove
+it bites.
+"""

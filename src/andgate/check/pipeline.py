@@ -1,0 +1,220 @@
+"""`andgate check`: the whole gate, phase by phase (ARCHITECTURE.md names them).
+
+config from base -> approvals -> production scan -> locks -> plan the trees ->
+oracle phase (oracle, base pin, known-bad replays) -> property phase -> untrusted
+phase (untrusted, frozen_flake) -> inventory, authorship, freezes -> AND -> artifacts.
+
+Each phase's results are read into memory before the next, less trusted phase
+starts: property files and untrusted tests are written by the change's author,
+so nothing they do can reach a result read before them. Every failure of the
+gate itself ends as a recorded GATE_ERROR, and the artifacts are always written.
+The fork server (`run.prestart_fork_server`) starts importing pytest before the
+scan, so the first pytest run need not wait for it; no repository code runs there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import traceback
+
+from andgate.check.context import PhaseContext
+from andgate.check.discrimination.phase import plan_discrimination
+from andgate.check.inventory.phase import run_inventory_phase
+from andgate.check.options import CheckOptions
+from andgate.check.oracle.phase import run_oracle_phase
+from andgate.check.plan.phase import plan_phases
+from andgate.check.production.phase import scan_change
+from andgate.check.property.phase import run_property_phase
+from andgate.check.state import CheckState, RunName
+from andgate.check.untrusted import run_untrusted_phase
+from andgate.errors import AndgateError, Interrupted, ManifestError
+from andgate.git import Change, Git
+from andgate.process.generated import read_generated
+from andgate.process.run import fork_server_session, prestart_fork_server
+from andgate.process.runner_files import Snapshot
+from andgate.process.runner_files import restore as restore_runner_files
+from andgate.process.runner_files import take as snapshot_runner_files
+from andgate.process.worktree import scratch_dir, worktree_pool
+from andgate.records import Finding, Role, Warning_
+from andgate.report.artifacts import Artifacts, write_artifacts
+from andgate.report.folder import claim_artifacts_for
+from andgate.trust.adoption import config_source
+from andgate.trust.approvals import ReviewBinder, gather_approvals
+from andgate.trust.config import BaseConfig, load_base_config
+from andgate.trust.disputes import judged, read_disputes
+from andgate.trust.github import approved_logins, approves_head
+from andgate.trust.locks import lock_facts
+from andgate.trust.paths import config_changes
+from andgate.trust.protected import ProtectedReader
+from andgate.trust.refs import (
+    refuse_empty_range,
+    refuse_refs_other_than_the_event,
+    resolve_base,
+    uncommitted_warning,
+)
+from andgate.verdict import Verdict, decide
+
+
+def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
+    """Run the gate; always returns a verdict and writes the artifacts.
+
+    The artifacts folder is claimed first, before any test code runs: an unsafe
+    one is refused at once (one line, exit 2), and nothing a test plants there
+    later can make andgate write through a symlink."""
+    state = CheckState()
+    folder = claim_artifacts_for(opts.repo, opts.artifacts)
+    runner_files = snapshot_runner_files(os.environ)  # before any test can write them
+    try:
+        gate_failing_closed(opts, state)
+        _restore_runner_files(runner_files, state)
+        verdict = decide(state.facts())
+        # No verdict file means no allow: on a failure the CLI prints one line and exits 2.
+        return verdict, write_artifacts(folder, state.report_context(verdict, opts.today))
+    finally:
+        folder.close()
+
+
+def _restore_runner_files(snapshots: tuple[Snapshot, ...], state: CheckState) -> None:
+    """Before andgate publishes: what tests appended to the CI runner's files is cut
+    off, and a file whose earlier bytes changed ends the check in GATE_ERROR."""
+    found = restore_runner_files(snapshots)
+    state.warnings += [Finding(Warning_.RUNNER_FILE_RESTORED, w) for w in found.warnings]
+    state.gate_errors += [f"CI runner file tampered with: {e}" for e in found.errors]
+
+
+def gate_failing_closed(opts: CheckOptions, state: CheckState) -> None:
+    """Every way the gate can fail is a recorded reason, never an exception."""
+    try:
+        _gate(opts, state)
+    except ManifestError as exc:
+        state.manifest_error = str(exc)
+    except (Interrupted, KeyboardInterrupt):
+        state.gate_errors.append("interrupted by a signal; temporary worktrees were removed")
+    except AndgateError as exc:
+        state.gate_errors.append(str(exc))
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0]  # the traceback is in the logs
+        state.gate_errors.append(f"internal error: {exc.__class__.__name__}: {first}")
+        state.traceback = traceback.format_exc()
+
+
+def _gate(opts: CheckOptions, state: CheckState) -> None:
+    git = Git(Git(opts.repo).toplevel())
+    with git.reading():  # one cat-file process for the check's blob reads
+        _gate_with(git, opts, state)
+
+
+def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
+    base, head = _commits(git, opts, state)
+    config = _base_config(git, opts, state, base)
+    disputes = read_disputes(git, base, head, config.manifest.disputes_file)
+    state.disputes, state.dispute_sources = disputes.facts, dict(disputes.sources)
+    approvers = approved_logins(state.approvals)
+    # Read before any test runs; carried into every worktree but base's.
+    generated = read_generated(git, config.manifest.generated_files, head)
+    state.generated = tuple((f.path, f.sha256) for f in generated.files)
+    # An adopting change is judged by its own trust files, as an approved one is.
+    trusts_head = bool(approvers) or state.adopting
+    changes = git.diff_raw(base, head)
+    differs = config_changes(
+        changes, lambda p: git.read_blob(base, p), lambda p: git.read_blob(head, p)
+    )
+    with (
+        scratch_dir() as scratch,
+        worktree_pool(git, scratch / "worktrees", generated, never_into=(base,)) as pool,
+        fork_server_session(),
+    ):
+        if opts.combine is None:  # pytest imports meanwhile; no repository code runs
+            prestart_fork_server(config.manifest.scrub_env, scratch)
+        scan = scan_change(git, base, head, changes, config, differs, generated)  # before tests
+        state.warnings += [
+            Finding(Warning_.ORACLE_FROM_PRODUCTION, d) for d in scan.oracle_from_production
+        ]
+        state.oracle_from_production = scan.oracle_from_production_files
+        state.lock = lock_facts(git, base, head, config.manifest, approved=trusts_head)
+        trees = (scratch, pool)
+        ctx = plan_phases(git, opts, state, config, differs, trees, approved=trusts_head)
+        _run_phases(ctx, git, opts, changes)
+        base_oracle = _base_oracle_ids(state, ctx.plan.base_oracle_files)
+        state.disputes = judged(disputes.facts, base_oracle)
+    state.annotate_junit()
+    run_inventory_phase(
+        state, config, changes, differs, scan, approved_by=approvers, today=opts.today,
+        approved_head=approves_head(state.approvals),
+    )  # fmt: skip
+
+
+def _base_oracle_ids(state: CheckState, base_oracle_files: tuple[str, ...]) -> set[str] | None:
+    """The oracle items base collected; None when its collection did not complete."""
+    run = state.runs.get(RunName.BASE_ORACLE)
+    if run is None:
+        return None if base_oracle_files else set()
+    if run.error:
+        return None
+    return {item.facts.nodeid for item in run.selected(Role.ORACLE)}
+
+
+def _commits(git: Git, opts: CheckOptions, state: CheckState) -> tuple[str, str]:
+    state.repo = git.repo
+    state.head = head = git.resolve(opts.head, what="--head")
+    state.base = base = resolve_base(git, opts.base, opts.head)
+    refuse_empty_range(opts.base, base, head)
+    refuse_refs_other_than_the_event(git, base, head, os.environ)
+    if (warning := uncommitted_warning(git, head)) is not None:
+        state.warnings.append(warning)
+    if opts.combine is not None:  # what the shards recorded beside their units' results
+        state.gate_errors += opts.combine.recorded.gate_errors
+        state.captured.files.update(opts.combine.recorded.files)
+    return base, head
+
+
+def _base_config(git: Git, opts: CheckOptions, state: CheckState, base: str) -> BaseConfig:
+    """The manifest and what it names, read from base (from head when the change
+    adopts andgate); the approvals it accepts (none when adopting)."""
+    source = config_source(git, base, state.head or "", opts.manifest)
+    state.adopting = source.adopting
+    if (adopting := source.warning()) is not None:
+        state.warnings.append(adopting)
+    at = source.config_commit
+    state.manifest_digest = hashlib.sha256(git.read_blob(at, opts.manifest) or b"").hexdigest()
+    config = load_base_config(git, at, opts.manifest)
+    state.fail_closed_untrusted = config.manifest.fail_closed_untrusted
+    if not source.adopting:
+        binder = ReviewBinder(ProtectedReader(git, config), base, state.head or "")
+        state.approvals, ignored = gather_approvals(
+            config.manifest, state.head or "", cli=opts.approved_by, env=opts.approved_by_env,
+            reviews=opts.approvals, binder=binder,
+        )  # fmt: skip
+        state.warnings += ignored
+        state.ignored_reviews = tuple(binder.ignored)
+    elif given := (*opts.approved_by, *opts.approved_by_env):
+        state.warnings.append(
+            Finding(
+                Warning_.APPROVAL_IGNORED,
+                f"{', '.join(given)}: the change adopts andgate, and an adopting change "
+                "counts no approval (there are no owners yet)",
+            )
+        )
+    state.patches = {f.name: f.patch.decode("utf-8", "replace") for f in config.known_bad}
+    state.live_freezes = config.freezes.live(opts.today)
+    return config
+
+
+def _run_phases(ctx: PhaseContext, git: Git, opts: CheckOptions, changes: list[Change]) -> None:
+    """The test phases in order of trust, each in worktrees of the check's pool."""
+    started = time.monotonic()  # the discrimination report's default budget is a share
+    run_oracle_phase(ctx)
+    run_property_phase(ctx)
+    discrimination = plan_discrimination(
+        ctx,
+        git,
+        changes,
+        budget=opts.discrimination_budget,
+        enabled=opts.discrimination,
+        started=started,
+    )
+    run_untrusted_phase(ctx, beside=discrimination)
+    ctx.state.capture()
+    discrimination.finish()

@@ -1,0 +1,1 @@
+"""The production phase: the scan of the lines a change adds, before any test runs."""

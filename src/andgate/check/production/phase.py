@@ -1,0 +1,226 @@
+"""The production-diff scan, on base..head before any test runs (`scan.py` decides).
+
+Feeds the scan what only the repository knows: which changed files are production
+code, their bytes on both sides, the names a new top-level module could shadow
+(the standard library, every installed distribution, the project's own packages
+on base), base's oracle files and fixtures, and what the author was given: base's
+files outside the test side (for hard-coded answers and ORACLE_LITERAL).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from importlib import metadata
+from pathlib import PurePosixPath
+
+from andgate.check.production.hardcoded import hard_coded_answers
+from andgate.check.production.scan import (
+    FileChange,
+    ScanFinding,
+    is_allowed,
+    is_binary,
+    oracle_parameters_from_production,
+    scan_production,
+    unique,
+)
+from andgate.git import Change, Git, TreeEntry
+from andgate.process.generated import NONE, Generated
+from andgate.process.run import RunEnvironment, RunResult
+from andgate.records import Construct
+from andgate.trust.authorship import is_oracle_side, sort_changes
+from andgate.trust.config import BaseConfig
+from andgate.trust.paths import ConfigChanges, is_under, matches
+
+MAX_GIVEN_BYTES = 2_000_000  # a bigger file is a data dump, not documentation
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    suspicious: tuple[str, ...] = ()
+    oracle_literals: tuple[str, ...] = ()
+    oracle_from_production: tuple[str, ...] = ()
+
+    @property
+    def oracle_from_production_files(self) -> frozenset[str]:
+        """The files of those findings (`scan.oracle_parameters_from_production`
+        begins each with `path::function`)."""
+        return frozenset(m.partition("::")[0] for m in self.oracle_from_production)
+
+
+def scan_change(
+    git: Git,
+    base: str,
+    head: str,
+    changes: list[Change],
+    config: BaseConfig,
+    differs: ConfigChanges,
+    generated: Generated = NONE,
+) -> ScanResult:
+    """`generated`: the checkout's generated files, production code the change's own
+    build produced: scanned as files the change adds."""
+    manifest = config.manifest
+    sorted_changes = sort_changes(
+        changes,
+        manifest,
+        is_oracle_file=lambda path: matches(path, manifest.oracle.globs),
+        config_differs=differs,
+        approved_by=(),
+        test_side=config.test_side,
+    )
+    production = set(sorted_changes.production_paths)
+    base_files = [e for e in git.ls_tree(base) if e.kind == "blob"]
+    packages = _packages([e.path for e in base_files])
+    oracles = _blobs(git, base_files, lambda p: matches(p, manifest.oracle.globs))
+    fixtures = _blobs(git, base_files, lambda p: _is_fixture_data(p, manifest.fixtures_dir))
+    from_production = tuple(oracle_parameters_from_production(oracles, packages))
+    file_changes = [
+        _file_change(c, *git.read_sides(base, head, c))
+        for c in changes
+        if (c.new_path or c.old_path) in production
+    ]
+    file_changes += [FileChange(path=f.path, old=None, new=f.data) for f in generated.files]
+    if not file_changes:
+        return ScanResult(oracle_from_production=from_production)
+    allow = manifest.production_scan_allow
+    found = scan_production(
+        file_changes,
+        shadowed=ShadowableNames(),
+        project_packages=packages,
+        allow=allow,
+    )
+    given = _given(
+        git,
+        base_files,
+        lambda p: (
+            not config.test_side.holds(p)
+            and not is_oracle_side(p, manifest, lambda q: matches(q, manifest.oracle.globs))
+        ),
+    )
+    answers = hard_coded_answers({**oracles, **fixtures}, given, file_changes, allow=allow)
+    return ScanResult(
+        tuple(f.message for f in unique([*found, *answers.answers])),
+        tuple(f.message for f in answers.warnings),
+        from_production,
+    )
+
+
+def _file_change(change: Change, old: bytes | None, new: bytes | None) -> FileChange:
+    return FileChange(
+        path=change.new_path or change.old_path or "",
+        old=old,
+        new=new,
+        old_path=change.old_path if change.old_path != change.new_path else None,
+        old_mode=change.old_mode if change.old_path else None,
+        new_mode=change.new_mode if change.new_path else None,
+    )
+
+
+def _blobs(git: Git, entries: Iterable, wanted) -> dict[str, bytes]:  # type: ignore[no-untyped-def,type-arg]
+    chosen = [e for e in entries if wanted(e.path)]
+    blobs = git.read_blobs(e.sha for e in chosen)
+    return {e.path: blobs.get(e.sha, b"") for e in chosen}
+
+
+def _is_fixture_data(path: str, fixtures_dir: str) -> bool:
+    """An oracle fixture a hard-coded answer could come from: its JSON cases."""
+    return is_under(path, fixtures_dir) and path.endswith(".json")
+
+
+def _given(
+    git: Git, entries: list[TreeEntry], wanted: Callable[[str], bool]
+) -> Iterator[tuple[str, bytes]]:
+    """What the author was given (base's text files `wanted` says are not the test
+    side), read only if the scan iterates it: it can be most of a repository, and
+    `hard_coded_answers` needs it only when an added literal is one an oracle holds."""
+    chosen = [e for e in entries if wanted(e.path)]
+    sizes = git.blob_sizes(e.sha for e in chosen)
+    chosen = [e for e in chosen if sizes.get(e.sha, 0) <= MAX_GIVEN_BYTES]
+    blobs = git.read_blobs(e.sha for e in chosen)
+    for entry in chosen:
+        data = blobs.get(entry.sha, b"")
+        if not is_binary(data):
+            yield entry.path, data
+
+
+class ShadowableNames:
+    """The standard library's modules and every installed distribution's import
+    names, read on first use: only a change that adds a top-level module asks, and
+    reading every distribution's metadata costs about 0.14 s before any test runs."""
+
+    def __init__(self) -> None:
+        self._names: frozenset[str] | None = None
+
+    def __contains__(self, name: object) -> bool:
+        if self._names is None:
+            try:
+                installed = set(metadata.packages_distributions())
+            except Exception:  # a broken distribution must not stop the scan
+                installed = set()
+            self._names = frozenset(sys.stdlib_module_names) | frozenset(installed)
+        return name in self._names
+
+
+def _packages(paths: Iterable[str]) -> frozenset[str]:
+    """The project's own top-level packages on base (at the root or under `src/`)."""
+    names = set()
+    for path in paths:
+        parts = PurePosixPath(path).parts
+        if len(parts) == 2 and parts[1] == "__init__.py":
+            names.add(parts[0])
+        elif len(parts) == 3 and parts[0] == "src" and parts[2] == "__init__.py":
+            names.add(parts[1])
+    return frozenset(names)
+
+
+def with_unscanned_imports(
+    scan: ScanResult,
+    runs: Iterable[RunResult],
+    changes: Iterable[Change],
+    allow: Mapping[str, frozenset[Construct]],
+    is_test_side: Callable[[str], bool] = lambda path: False,
+) -> ScanResult:
+    """The scan's findings plus each module a run imported from its worktree that
+    the scan did not read as Python source (a symlink, a file of another kind;
+    `redirect.unscanned_modules`) when the change touched it or what it leads to:
+    what is imported must be what was scanned. A link from test code to test code is
+    not production code (the test side is judged by where it runs, never scanned).
+    An owner's `symlink` allow entry for the path covers a link, as it covers the
+    scan's own finding."""
+    changed = {p for c in changes for p in c.paths}
+    found = dict.fromkeys(scan.suspicious)
+    for run in runs:
+        for module, path, target, why in run.unscanned:
+            if path not in changed and target not in changed:
+                continue
+            if is_test_side(path) and is_test_side(target):
+                continue
+            finding = ScanFinding(path, None, Construct.SYMLINK, why)
+            if why.startswith("reached through") and is_allowed(finding, allow):
+                continue
+            found[
+                f"{path}: the {run.label} process imported {module} from it, {why}, leading "
+                f"to {target}: not the Python source the production scan read"
+            ] = None
+    return replace(scan, suspicious=tuple(found))
+
+
+def with_installed_hooks(scan: ScanResult, environment: RunEnvironment) -> ScanResult:
+    """The scan's findings plus what the project's own installed distribution puts
+    into the environment beyond its packages and the standard editable hook
+    (contract section 4): a pytest plugin base does not declare (the trusted
+    processes ran without it), a `.pth` file that runs code, a start-up module."""
+    found = dict.fromkeys(scan.suspicious)
+    for name in environment.head_only_plugins:
+        found[
+            f"the project's installed distribution registers the pytest plugin {name!r} "
+            "(a pytest11 entry point) that base's build configuration does not declare; "
+            "the oracle, property and replay processes ran without it"
+        ] = None
+    for hook in environment.startup_hooks:
+        found[
+            f"{hook}, installed by the project's distribution, which may install only its "
+            "packages and the standard editable hook"
+        ] = None
+    return replace(scan, suspicious=tuple(found))

@@ -1,0 +1,44 @@
+"""The property phase: the change's accepted property files, sharded by file.
+
+Property files are written by the change's author: they run only after every
+oracle-side result is in memory (their import-time code could otherwise rewrite
+a results file or a sibling worktree), and before any untrusted code can touch
+their own results.
+"""
+
+from __future__ import annotations
+
+from andgate.check.context import PhaseContext
+from andgate.check.property.seeds import property_facts
+from andgate.check.state import RunName
+from andgate.process.run import RunRequest
+from andgate.records import Role
+
+
+def run_property_phase(ctx: PhaseContext) -> None:
+    plan, state, manifest = ctx.plan, ctx.state, ctx.config.manifest
+    if plan.property_files:
+        request = RunRequest(
+            "property",
+            Role.PROPERTY,
+            plan.property_rules,
+            allow_files=plan.property_files,
+            hypothesis_seed=state.property_seed,
+            junit_name="property.xml",
+            environment=state.environment,
+        )
+        # The phase runs alone: a second process costs a start-up on a core that would
+        # idle, and a property file's seeds or examples make its bytes slow to run.
+        tasks = ctx.class_tasks(
+            RunName.PROPERTY, request, plan.property_tree, plan.property_sizes, min_bytes=0
+        )
+        ctx.run("property phase", tasks)
+        ctx.merge_class(RunName.PROPERTY)
+    state.property = property_facts(
+        state.runs.get(RunName.PROPERTY),
+        plan.property_files,
+        required=manifest.require_property_class,
+        every_candidate_counts=not manifest.property.markers,
+        empty_because=ctx.config.invariants_problem(f" (at {plan.base[:12]})") or "",
+    )
+    state.capture()

@@ -1,0 +1,183 @@
+"""What one `check` has found so far: typed fields, filled phase by phase.
+
+Every field the verdict reads is a typed record from `records.py`; a phase
+that never ran (a crash, a timeout, bad input) leaves its field None, and the
+verdict then leaves its bit false. `facts()` is the one place the orchestrator's
+state becomes the verdict's input.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from andgate.check.inventory.items import Record, counts
+from andgate.process.run import RunEnvironment, RunResult
+from andgate.records import (
+    ChangeFacts,
+    ClassFacts,
+    DiscriminationFacts,
+    DisputeFacts,
+    Facts,
+    Finding,
+    FreezeFacts,
+    KnownBadFacts,
+    LockFacts,
+    OracleFacts,
+    PropertyFacts,
+    ReplayFacts,
+    Role,
+)
+from andgate.report.context import ReportContext
+from andgate.report.junit import Attempt, annotate
+from andgate.trust.freeze import Freeze
+from andgate.trust.github import Approval, IgnoredReview
+from andgate.verdict import Verdict
+
+
+class RunName(enum.StrEnum):
+    """The pytest runs of a check whose results outlive their phase."""
+
+    ORACLE = "oracle"
+    BASE_ORACLE = "base_oracle"
+    BASE_SKIPS = "base_skips"  # the oracle items skipped by code on head, run on base
+    PROPERTY = "property"
+    UNTRUSTED = "untrusted"
+    FLAKE = "flake"
+
+
+@dataclass
+class Captured:
+    """Logs and JUnit files copied out of scratch at the end of each phase, before
+    code of a later, less trusted phase could rewrite them. Each file is looked at
+    once: one skipped as broken (or absent) is never read again."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    looked_at: set[str] = field(default_factory=set)
+
+    def collect(self, runs: dict[str, RunResult]) -> None:
+        for name, result in runs.items():
+            for kind, path in (("log", result.log), ("junit", result.junit)):
+                key = f"{name}.{kind}"
+                if key in self.looked_at or path is None:
+                    continue
+                self.looked_at.add(key)
+                data = path.read_bytes() if path.exists() else None
+                if data is None or (kind == "junit" and not _complete_junit(data)):
+                    # pytest died while writing it (its junitxml cannot write a
+                    # non-UTF-8 file name): an empty report beats a broken one.
+                    continue
+                self.files[key] = data
+
+
+def _complete_junit(data: bytes) -> bool:
+    return data.rstrip().endswith(b"</testsuites>")
+
+
+@dataclass
+class CheckState:
+    """Facts and run results gathered so far; whatever is missing stays None."""
+
+    manifest_error: str | None = None
+    changes: ChangeFacts | None = None
+    lock: LockFacts | None = None
+    oracle: OracleFacts | None = None
+    known_bad: KnownBadFacts | None = None
+    property: PropertyFacts | None = None
+    freezes: FreezeFacts | None = None
+    untrusted: ClassFacts | None = None
+    discrimination: DiscriminationFacts | None = None
+    disputes: DisputeFacts | None = None
+    dispute_sources: dict[str, Any] = field(default_factory=dict)  # disputes.SourceAtBase
+    fail_closed_untrusted: bool = True
+    # oracle files parametrised over production values (the production scan's
+    # ORACLE_FROM_PRODUCTION): one that base cannot collect leaves head to decide
+    oracle_from_production: frozenset[str] = frozenset()
+    warnings: list[Finding] = field(default_factory=list)
+    gate_errors: list[str] = field(default_factory=list)
+    base: str | None = None
+    head: str | None = None
+    repo: Path | None = None
+    manifest_digest: str | None = None  # these three are what shards must agree on
+    plan_digest: str | None = None
+    unit_names: tuple[str, ...] | None = None
+    runs: dict[str, RunResult] = field(default_factory=dict)
+    units_ran: dict[str, str] = field(default_factory=dict)  # unit -> its run's name
+    replays: list[ReplayFacts] = field(default_factory=list)
+    inventory: list[Record] = field(default_factory=list)
+    property_seed: int | None = None
+    approvals: tuple[Approval, ...] = ()
+    # owners' reviews of earlier commits whose protected files changed since
+    ignored_reviews: tuple[IgnoredReview, ...] = ()
+    patches: dict[str, str] = field(default_factory=dict)  # known-bad fixtures, for report.html
+    live_freezes: tuple[Freeze, ...] = ()
+    environment: RunEnvironment = field(default_factory=RunEnvironment)
+    captured: Captured = field(default_factory=Captured)
+    traceback: str | None = None
+    # (path, sha256) of the checkout's generated files carried into the worktrees
+    generated: tuple[tuple[str, str], ...] = ()
+    adopting: bool = False  # neither base nor the target branch had a manifest
+
+    def facts(self) -> Facts:
+        return Facts(
+            manifest_error=self.manifest_error,
+            gate_errors=tuple(self.gate_errors),
+            changes=self.changes,
+            lock=self.lock,
+            oracle=self.oracle,
+            known_bad=self.known_bad,
+            property=self.property,
+            freezes=self.freezes,
+            untrusted=self.untrusted,
+            discrimination=self.discrimination,
+            disputes=self.disputes,
+            fail_closed_untrusted=self.fail_closed_untrusted,
+            warnings=tuple(self.warnings),
+            counts=counts(self.inventory),
+        )
+
+    def report_context(self, verdict: Verdict, today: dt.date) -> ReportContext:
+        """What the reporters read: the verdict and the evidence behind it."""
+        return ReportContext(
+            verdict=verdict,
+            base=self.base,
+            head=self.head,
+            today=today,
+            inventory=self.inventory,
+            replays=self.replays,
+            property=self.property,
+            property_seed=self.property_seed,
+            changes=self.changes,
+            files=self.captured.files,
+            traceback=self.traceback,
+            approvals=self.approvals,
+            ignored_reviews=self.ignored_reviews,
+            patches=self.patches,
+            freezes=self.live_freezes,
+            discrimination=self.discrimination,
+            dispute_sources=self.dispute_sources,
+            disputes_file=self.disputes.path if self.disputes else "",
+            generated=self.generated,
+        )
+
+    def capture(self) -> None:
+        self.captured.collect(self.runs)
+
+    def annotate_junit(self) -> None:
+        """Every rerun attempt into the JUnit files (`<flakyFailure>`, `<rerunFailure>`),
+        and the frozen flakes marked as such."""
+        for name in (RunName.ORACLE, RunName.PROPERTY, RunName.UNTRUSTED, RunName.FLAKE):
+            key, run = f"{name}.junit", self.runs.get(name)
+            document = self.captured.files.get(key)
+            if document is None or run is None:
+                continue
+            attempts = {
+                nodeid: [Attempt(str(w), str(m)) for w, m in entry.get("attempts", ())]
+                for nodeid, entry in run.reports.items()
+                if entry.get("attempts")
+            }
+            frozen = {i.facts.nodeid for i in run.selected(Role.FROZEN_FLAKE)}
+            self.captured.files[key] = annotate(document, attempts, frozen)

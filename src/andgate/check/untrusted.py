@@ -1,0 +1,53 @@
+"""The untrusted phase: the untrusted class, split by file over `--jobs`
+processes, and the frozen_flake class beside it, all in worktrees of head."""
+
+from __future__ import annotations
+
+from andgate.check.context import PhaseContext
+from andgate.check.discrimination.phase import Discrimination
+from andgate.check.state import RunName
+from andgate.check.units import FLAKE
+from andgate.plugin.shard import STARTUP_BYTES
+from andgate.process.run import RunRequest, class_facts
+from andgate.records import Role
+
+
+def run_untrusted_phase(ctx: PhaseContext, beside: Discrimination | None = None) -> None:
+    """The untrusted and frozen_flake classes; `beside`: the discrimination report's
+    runs (the same trust), queued after theirs in the same pool."""
+    plan, state = ctx.plan, ctx.state
+    request = RunRequest(
+        "untrusted",
+        Role.UNTRUSTED,
+        plan.head_rules,
+        deny_files=plan.untrusted_deny,
+        junit_name="untrusted.xml",
+        environment=state.environment,
+    )
+    flake_weight = sum(plan.flake_sizes.values()) + STARTUP_BYTES if plan.flake_candidates else 0
+    tasks = ctx.class_tasks(
+        RunName.UNTRUSTED, request, plan.head, plan.untrusted_sizes, last_preload=flake_weight
+    )
+    if beside is not None:
+        tasks = beside.watching(tasks)
+    if plan.flake_candidates and ctx.mine(FLAKE):
+        flake = RunRequest(
+            "flake",
+            Role.FROZEN_FLAKE,
+            plan.head_rules,
+            allow_files=plan.flake_candidates,
+            junit_name="flake.xml",
+            environment=state.environment,
+        )
+        if ctx.work.recorded is not None:
+            task = ctx.recorded_task(FLAKE, RunName.FLAKE)
+        else:
+            task = ctx.task(RunName.FLAKE, flake, plan.head)
+            state.units_ran[FLAKE] = RunName.FLAKE
+        tasks.append(task)  # after the shards: the last, lighter one ends first and takes it
+    ctx.run("untrusted phase", [*tasks, *(beside.tasks if beside is not None else [])])
+    ctx.merge_class(RunName.UNTRUSTED)
+    state.untrusted = class_facts(state.runs.get(RunName.UNTRUSTED), Role.UNTRUSTED)
+    flake_run = state.runs.get(RunName.FLAKE)
+    if flake_run is not None and flake_run.error:
+        state.gate_errors.append(flake_run.error)

@@ -1,0 +1,206 @@
+"""Make a pytest process import the project from its own worktree.
+
+PYTEST_DONT_REWRITE. Runs inside the gate's pytest processes (the bootstrap,
+and xdist workers through the plugin), so it imports only the standard library.
+
+An editable install points into the user's checkout: a `.pth` path entry
+(`/repo/src`) or an import finder whose mapping names files there (setuptools'
+`MAPPING`, the `editables` redirector). Every such path whose counterpart
+exists in the worktree is rewritten to that counterpart: `/repo/src` becomes
+`<worktree>/src`. Paths to untracked places in the checkout (a `.venv/` holding
+pytest itself) have no counterpart and are left alone. A copy installed in
+site-packages is shadowed by putting the worktree's folders for the project's
+import names (found by the gate, `andgate.process.installed`) first on `sys.path`.
+
+`foreign_modules` is the check that follows: a module the process imported
+from the checkout, or a project module imported from anywhere but the
+worktree, means the run did not test head, and the gate blocks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+Remap = Callable[[str], "str | None"]
+STDLIB_FINDERS = ("_frozen_importlib", "_frozen_importlib_external")
+
+
+# Per (checkout, worktree) as given: the modules (name -> identity and file) that
+# `apply` found in this process not to come from the checkout.
+_AUDITED: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def real_paths() -> Callable[[str], str]:
+    """`os.path.realpath` for many paths in few folders: each folder is resolved
+    once, and a path itself only when it is a link (flit's `--symlink` install
+    links single modules). A pytest process holds hundreds of modules from a few
+    dozen folders, and resolving each file alone cost it tens of milliseconds."""
+    folders: dict[str, str] = {}
+
+    def real(path: str) -> str:
+        folder, name = os.path.split(path)
+        if name in ("", ".", "..") or os.path.islink(path):
+            return os.path.realpath(path)
+        resolved = folders.get(folder)
+        if resolved is None:
+            resolved = folders[folder] = os.path.realpath(folder)
+        return os.path.join(resolved, name)
+
+    return real
+
+
+def remapper(checkout: str, worktree: str, real: Callable[[str], str] | None = None) -> Remap:
+    """A function from a path in the checkout to its counterpart in the worktree
+    (None when the path is elsewhere, already in the worktree, or untracked)."""
+    checkout, worktree = os.path.realpath(checkout), os.path.realpath(worktree)
+    real = real or real_paths()
+
+    def remap(path: str) -> str | None:
+        if not isinstance(path, str) or not os.path.isabs(path):
+            return None
+        resolved = real(path)
+        if _inside(resolved, worktree) or not _inside(resolved, checkout):
+            return None
+        counterpart = os.path.join(worktree, os.path.relpath(resolved, checkout))
+        return counterpart if os.path.exists(counterpart) else None
+
+    return remap
+
+
+def _remap_value(value: Any, remap: Remap) -> Any:
+    if isinstance(value, str):
+        return remap(value) or value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return [remap(v) or v for v in value]
+    return value
+
+
+def _remap_mappings(namespace: Mapping[str, Any], remap: Remap) -> None:
+    """Rewrite, in place, every dict of the namespace that maps names to paths."""
+    for name, value in list(namespace.items()):
+        if name.startswith("__"):
+            continue  # __builtins__, __dict__: never a finder's mapping
+        if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+            for key, path in list(value.items()):
+                value[key] = _remap_value(path, remap)
+
+
+def _finder_namespaces(finder: object) -> Iterable[Mapping[str, Any]]:
+    module = sys.modules.get(getattr(finder, "__module__", "") or "")
+    for owner in (finder, type(finder), module):
+        if owner is not None:
+            try:
+                yield vars(owner)
+            except TypeError:
+                continue
+
+
+def apply(checkout: str, worktree: str, roots: Iterable[str] = ()) -> None:
+    """Point `sys.path`, editable finders and the project's roots at the worktree."""
+    remap = remapper(checkout, worktree)
+    sys.path[:] = [remap(p) or p for p in sys.path]
+    for finder in list(sys.meta_path):
+        owner = finder if isinstance(finder, type) else type(finder)
+        if getattr(owner, "__module__", "") in STDLIB_FINDERS:
+            continue
+        for namespace in _finder_namespaces(finder):
+            _remap_mappings(namespace, remap)
+    front = [os.path.join(worktree, r) if r != "." else worktree for r in roots]
+    sys.path[:0] = [p for p in front if p not in sys.path[:1]]
+    audited = _AUDITED.setdefault((checkout, worktree), {})
+    for name, module in list(sys.modules.items()):
+        if _from_checkout(name, module, remap, audited):
+            del sys.modules[name]  # imported from the checkout before we got here
+    sys.path_importer_cache.clear()
+    importlib.invalidate_caches()
+
+
+def foreign_modules(checkout: str, worktree: str, names: Iterable[str]) -> list[str]:
+    """Modules this process imported from somewhere other than the worktree:
+    any with a counterpart in the checkout, and any of the project's names."""
+    real = real_paths()
+    remap = remapper(checkout, worktree, real)
+    worktree_real = os.path.realpath(worktree)
+    project = set(names)
+    found = []
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str):
+            continue
+        top = name.partition(".")[0]
+        elsewhere = top in project and not _inside(real(file), worktree_real)
+        if elsewhere or remap(file):
+            found.append(f"{name} from {file}")
+    return sorted(found)
+
+
+PYTHON_SOURCE = (".py", ".pyw")
+
+
+def unscanned_modules(worktree: str) -> list[dict[str, str]]:
+    """Modules this process imported from the worktree that are not a plain Python
+    source file there: one reached through a symlink (Python runs the link's target;
+    the production scan read the link), or a file of another kind (sourceless
+    bytecode, a text file a custom loader executed). Compiled extensions pass: the
+    scan names committed binaries, and generated ones are listed with their digests.
+    Each: module, path (worktree-relative), target (where the link leads:
+    worktree-relative, or absolute outside it) and why."""
+    roots = list(dict.fromkeys([os.path.abspath(worktree), os.path.realpath(worktree)]))
+    links: dict[str, bool] = {}
+    found = []
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not os.path.isabs(file):
+            continue
+        path = os.path.normpath(file)
+        root = next((r for r in roots if _inside(path, r) and path != r), None)
+        if root is None:
+            continue
+        why = _not_scanned_source(root, path, links)
+        if why is not None:
+            rel = os.path.relpath(path, root)
+            real = os.path.realpath(path)
+            inside = _inside(real, roots[-1])
+            target = os.path.relpath(real, roots[-1]) if inside else real
+            found.append({"module": name, "path": rel, "target": target, "why": why})
+    return sorted(found, key=lambda f: (f["path"], f["module"]))
+
+
+def _not_scanned_source(root: str, path: str, links: dict[str, bool]) -> str | None:
+    current = root
+    for part in os.path.relpath(path, root).split(os.sep):
+        current = os.path.join(current, part)
+        if current not in links:
+            links[current] = os.path.islink(current)
+        if links[current]:
+            return f"reached through the symlink {os.path.relpath(current, root)}"
+    if path.endswith(PYTHON_SOURCE) or path.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+        return None
+    return f"not a Python source file ({os.path.splitext(path)[1] or 'no suffix'})"
+
+
+def _from_checkout(name: str, module: Any, remap: Remap, audited: dict[str, Any]) -> bool:
+    """Whether `module` was loaded from a file of the checkout that the worktree
+    also has. A module found not to be is remembered, by identity and file: the
+    bootstrap and the first conftest hook both audit every module before any test
+    code ran, and most were there for the first. The check at the session's end
+    resolves every file again: by then a test may have replaced a worktree file
+    with a link into the checkout and reloaded the module under the same name."""
+    file = getattr(module, "__file__", None)
+    if not isinstance(file, str):
+        return False
+    if audited.get(name) == (id(module), file):
+        return False
+    if remap(file):
+        return True
+    audited[name] = (id(module), file)
+    return False

@@ -1,0 +1,146 @@
+"""Generated files: what the project's install wrote into the checkout without git.
+
+A build backend such as setuptools-scm or hatch-vcs writes a version module
+(`src/pkg/_version.py`) at install time and the project's `.gitignore` keeps it
+out of git. A worktree of any commit lacks it, so every test that imports the
+package fails to collect. The manifest's `generated_files` globs name such
+files: the ones that exist in the checkout but not in git are read once, before
+any test runs, and copied into every worktree of the gated head (never into a
+run of base, and only when the checkout's HEAD is the gated head: the files
+belong to the checkout's own build). They are production code the change's build
+produced, so the production scan reads them and `verdict.json` lists them.
+
+An installed project whose package folder holds untracked files that no glob
+names gets the warning GENERATED_FILES, naming them and the key to add.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from andgate.errors import AndgateError
+from andgate.git import Git
+from andgate.process.installed import InstalledProject
+from andgate.records import Finding, Warning_
+from andgate.trust.paths import glob_folder, is_under, matching
+
+# Untracked files in a package folder that are no install's output.
+NOT_GENERATED_PARTS = ("__pycache__",)
+NOT_GENERATED_SUFFIXES = (".pyc", ".pyo", ".orig", ".rej", ".swp", "~")
+MAX_NAMED = 5
+
+
+@dataclass(frozen=True)
+class GeneratedFile:
+    path: str
+    data: bytes
+    mode: int = 0o644
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+
+@dataclass(frozen=True)
+class Generated:
+    """The generated files carried into the worktrees of one gated head."""
+
+    files: tuple[GeneratedFile, ...] = ()
+
+    def to_json(self) -> list[dict[str, str]]:
+        return [{"path": f.path, "sha256": f.sha256} for f in self.files]
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(f.path for f in self.files)
+
+
+NONE = Generated()
+
+
+def _folders(globs: Sequence[str]) -> list[str]:
+    """Where to look: each glob's starting folder, or everywhere when one has none."""
+    folders = [glob_folder(g) for g in globs]
+    return [] if None in folders else sorted({f for f in folders if f})
+
+
+def read_generated(git: Git, globs: Sequence[str], head: str) -> Generated:
+    """The files `globs` name that exist in the checkout but not in git, when the
+    checkout's HEAD is `head`; none otherwise."""
+    if not globs or git.resolve("HEAD", what="HEAD") != head:
+        return NONE
+    found = matching(git.untracked_files(_folders(globs)), globs)
+    return Generated(tuple(_read(git.repo, path) for path in sorted(found)))
+
+
+def _read(root: Path, rel: str) -> GeneratedFile:
+    """A regular file of the checkout (never through a symlink, never outside it)."""
+    if ".." in PurePosixPath(rel).parts:
+        raise AndgateError(f"{rel}: a generated file outside the repository; fix generated_files")
+    path = root / rel
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise AndgateError(
+                f"{rel}: generated_files names it, but it is not a regular file "
+                "(a symlink or a folder); generate a plain file or narrow the glob"
+            )
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise AndgateError(f"{rel}: cannot read the generated file ({exc.strerror})") from exc
+    return GeneratedFile(rel, data, 0o755 if info.st_mode & 0o111 else 0o644)
+
+
+def copy_into(worktree: Path, generated: Generated) -> None:
+    """Write the generated files into a freshly checked-out worktree; a path the
+    commit itself holds is left as committed."""
+    for file in generated.files:
+        target = worktree / file.path
+        if os.path.lexists(target):
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        fd = os.open(target, flags, file.mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(file.data)
+
+
+def unnamed_generated(
+    git: Git, project: InstalledProject, globs: Sequence[str], carried: Iterable[str] = ()
+) -> list[str]:
+    """Untracked files inside the installed project's packages that no glob names."""
+    folders = [_package_folder(root, name) for root in project.roots for name in project.names]
+    untracked = git.untracked_files(sorted(set(folders))) if folders else []
+    named = set(carried) | matching(untracked, globs)
+    return [p for p in untracked if p not in named and _may_be_generated(p, folders)]
+
+
+def _package_folder(root: str, name: str) -> str:
+    return name if root in ("", ".") else f"{root}/{name}"
+
+
+def _may_be_generated(path: str, folders: Sequence[str]) -> bool:
+    parts = PurePosixPath(path).parts
+    if any(p in NOT_GENERATED_PARTS or p.endswith(".egg-info") for p in parts):
+        return False
+    return not path.endswith(NOT_GENERATED_SUFFIXES) and any(is_under(path, f) for f in folders)
+
+
+def generated_warning(unnamed: Sequence[str]) -> Finding | None:
+    if not unnamed:
+        return None
+    shown = ", ".join(unnamed[:MAX_NAMED])
+    more = f" and {len(unnamed) - MAX_NAMED} more" if len(unnamed) > MAX_NAMED else ""
+    return Finding(
+        Warning_.GENERATED_FILES,
+        f"the installed project's package holds files git does not track: {shown}{more}; "
+        "worktrees lack them, so tests that import them fail to collect: name them in the "
+        f'manifest\'s generated_files (e.g. generated_files: ["{unnamed[0]}"])',
+    )
