@@ -71,9 +71,9 @@ LINEAR_SLACK = 1.5  # per-item gate-side cost at the larger size <= this x the s
 
 # What the gate does with results, timed inside the gate process (module:attribute).
 SECTIONS = (
-    "andgate.process.run:read_results",
-    "andgate.process.run:merge_results",
-    "andgate.process.run:class_facts",
+    "andgate.process.results:read_results",
+    "andgate.process.results:merge_results",
+    "andgate.process.results:class_facts",
     "andgate.report.artifacts:merge_junit",
     "andgate.check.inventory.items:build_inventory",
     "andgate.check.inventory.items:counts",
@@ -100,7 +100,7 @@ SECTION_GROUPS = {
         "andgate.report.artifacts:InventoryJson.render",
     ),
     "junit": ("andgate.report.artifacts:merge_junit", "andgate.report.junit:annotate"),
-    "results_files": ("andgate.process.run:read_results",),
+    "results_files": ("andgate.process.results:read_results",),
     "artifacts_total": ("andgate.report.artifacts:write_artifacts",),
 }
 

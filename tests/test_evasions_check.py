@@ -14,7 +14,7 @@ from andgate.check.production.phase import ScanResult, with_unscanned_imports
 from andgate.commands.sample import SampleRepo
 from andgate.git import Change
 from andgate.plugin import redirect
-from andgate.process.run import RunResult
+from andgate.process.results import RunResult
 from andgate.records import Construct
 
 CHEAT = "def chunk(seq, n):\n    return [[1, 2], [3, 4], [5]]\n"
@@ -149,7 +149,7 @@ def test_the_last_phase_adds_unscanned_imports_and_installed_hooks_to_the_scan()
 
     from andgate.check.inventory.phase import run_inventory_phase
     from andgate.check.state import CheckState, RunName
-    from andgate.process.run import RunEnvironment
+    from andgate.process.requests import RunEnvironment
     from andgate.trust.config import BaseConfig
     from andgate.trust.freeze import FreezeSet
     from andgate.trust.manifest import parse_manifest

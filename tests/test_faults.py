@@ -26,8 +26,12 @@ import pytest
 
 from andgate.check.pipeline import CheckOptions
 from andgate.commands.sample import SAMPLE_TODAY, SampleRepo
+from andgate.process import reaping
 from andgate.process import run as run_module
-from andgate.process.run import DEFAULT_TIMEOUT, kill_orphans, read_results, run_parallel
+from andgate.process.reaping import kill_orphans
+from andgate.process.requests import DEFAULT_TIMEOUT
+from andgate.process.results import read_results
+from andgate.process.run import run_parallel
 from andgate.process.signals import deferred_signals
 from andgate.process.worktree import worktree_pool
 
@@ -457,14 +461,14 @@ def test_no_pytest_process_starts_once_an_interrupt_is_being_handled(tmp_path):
 
     def late_worker() -> None:
         late_is_running.set()
-        assert run_module._STOPPING.wait(timeout=60), "the interrupt was never handled"
+        assert reaping.STOPPING.wait(timeout=60), "the interrupt was never handled"
         argv = [sys.executable, "-c", "import signal; signal.pause()"]
         started.append(run_module._run_session(argv, tmp_path, tmp_path / "log", 30))
 
     with pytest.raises(KeyboardInterrupt):
         run_parallel([interrupt, late_worker], jobs=2)
     assert started == [(-signal.SIGKILL, False)]
-    assert not run_module._STOPPING.is_set()
+    assert not reaping.STOPPING.is_set()
 
 
 def test_a_signal_a_worker_thread_takes_still_stops_the_phase():
@@ -483,7 +487,7 @@ def test_a_signal_a_worker_thread_takes_still_stops_the_phase():
                 signal.pthread_kill(threading.get_ident(), signal.SIGINT)
             else:
                 other_runs.set()
-            stopped.append(run_module._STOPPING.wait(timeout=20))
+            stopped.append(reaping.STOPPING.wait(timeout=20))
 
         return run
 
@@ -495,7 +499,7 @@ def test_a_signal_a_worker_thread_takes_still_stops_the_phase():
 def test_a_run_the_main_thread_waits_on_is_stopped_by_a_signal_another_thread_takes():
     """With one job the main thread itself waits on the forked pytest process while
     the fork server's reader thread is the one the kernel may pick."""
-    child, done, stopped_in_time = run_module.ForkedChild(1), threading.Event(), []
+    child, done, stopped_in_time = reaping.ForkedChild(1), threading.Event(), []
 
     def reader_takes_the_signal() -> None:
         time.sleep(0.3)  # the main thread is waiting by now (if not, this test is moot)
@@ -518,7 +522,7 @@ def test_kill_orphans_kills_children_that_left_our_session_and_nothing_else(
     children_files, monkeypatch
 ):
     if not children_files:  # a kernel without /proc/<pid>/task/<tid>/children
-        monkeypatch.setattr(run_module, "_children", lambda proc_root, me, thorough=False: None)
+        monkeypatch.setattr(reaping, "_children", lambda proc_root, me, thorough=False: None)
     detached = "import os, signal; os.setsid(); signal.pause()"
     started: queue.SimpleQueue[subprocess.Popen[bytes]] = queue.SimpleQueue()
     done = threading.Event()
@@ -548,7 +552,7 @@ def test_kill_orphans_kills_children_that_left_our_session_and_nothing_else(
 
 
 def test_no_andgate_variable_reaches_test_processes(monkeypatch):
-    from andgate.process.run import test_environment
+    from andgate.process.argv import test_environment
 
     monkeypatch.setenv("ANDGATE_APPROVED_BY", "alice")
     monkeypatch.setenv("ANDGATE_CACHE_DIR", "/somewhere")

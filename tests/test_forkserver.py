@@ -14,14 +14,11 @@ import pytest
 
 import andgate.process.forkserver
 from andgate.plugin.classify import Rules
+from andgate.process import argv, forkclient, reaping
 from andgate.process import run as run_module
-from andgate.process.run import (
-    RunEnvironment,
-    RunRequest,
-    fork_server,
-    run_pytest,
-    stop_fork_server,
-)
+from andgate.process.forkclient import fork_server, stop_fork_server
+from andgate.process.requests import RunEnvironment, RunRequest
+from andgate.process.run import run_pytest
 from andgate.records import Outcome
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the fork server is Linux only")
@@ -99,19 +96,19 @@ def oracle_request(name: str = "tests/test_probe.py") -> RunRequest:
 
 def test_the_off_switch_and_the_platforms(monkeypatch):
     monkeypatch.delenv("ANDGATE_FORK_SERVER", raising=False)
-    assert run_module.fork_server_enabled({}) is (sys.platform == "linux")
+    assert forkclient.fork_server_enabled({}) is (sys.platform == "linux")
     monkeypatch.setenv("ANDGATE_FORK_SERVER", "0")
-    assert not run_module.fork_server_enabled({})
+    assert not forkclient.fork_server_enabled({})
     monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
-    assert not run_module.fork_server_enabled({"COVERAGE_PROCESS_START": "x"})
-    monkeypatch.setattr(run_module.sys, "platform", "darwin")
-    assert not run_module.fork_server_enabled({})
+    assert not forkclient.fork_server_enabled({"COVERAGE_PROCESS_START": "x"})
+    monkeypatch.setattr(forkclient.sys, "platform", "darwin")
+    assert not forkclient.fork_server_enabled({})
 
 
 def test_a_child_of_no_server_is_never_signalled_as_group_zero():
-    child = run_module.ForkedChild(0)
+    child = reaping.ForkedChild(0)
     child.finish(None)
-    run_module._kill_group(child)  # os.killpg(0) would kill the test run itself
+    reaping.kill_group(child)  # os.killpg(0) would kill the test run itself
     assert child.wait(0) is None
 
 
@@ -128,7 +125,7 @@ def test_a_forked_child_sees_what_a_popen_process_sees(tmp_path, monkeypatch):
         probe = {"tests/test_probe.py": PROBE.format(out=str(out))}
         root = project(tmp_path / f"proj{mode}", probe)
         if mode == "1":
-            assert fork_server(run_module.test_environment(), RunEnvironment(), tmp_path)
+            assert fork_server(argv.test_environment(), RunEnvironment(), tmp_path)
         result = run_pytest(oracle_request(), root, tmp_path / f"scratch{mode}", timeout=120)
         assert result.error is None, result.error
         facts[mode] = json.loads(out.read_text(encoding="utf-8"))
@@ -195,7 +192,7 @@ def test_a_timeout_kills_the_forked_childs_whole_group(tmp_path, monkeypatch):
     root = project(tmp_path / "proj", {"tests/test_hang.py": HANG.format(pids=str(pids))})
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    assert fork_server(run_module.test_environment(), RunEnvironment(), scratch)
+    assert fork_server(argv.test_environment(), RunEnvironment(), scratch)
     started = time.monotonic()
     result = run_pytest(oracle_request("tests/test_hang.py"), root, scratch, timeout=4)
     assert "timeout" in (result.error or "")
@@ -216,7 +213,7 @@ def test_runs_fall_back_to_popen_when_the_server_cannot_start(tmp_path, monkeypa
     root = project(tmp_path / "proj", {"tests/test_probe.py": PROBE.format(out=str(out))})
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    assert fork_server(run_module.test_environment(), RunEnvironment(), scratch) is None
+    assert fork_server(argv.test_environment(), RunEnvironment(), scratch) is None
     result = run_pytest(oracle_request(), root, scratch, timeout=120)
     assert result.error is None, result.error
     assert result.outcome("tests/test_probe.py::test_probe").value == "passed"
@@ -237,7 +234,7 @@ def test_a_run_whose_server_dies_is_an_error_and_later_runs_use_popen(tmp_path, 
     monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    server = fork_server(run_module.test_environment(), RunEnvironment(), scratch)
+    server = fork_server(argv.test_environment(), RunEnvironment(), scratch)
     assert server is not None
     killer = project(tmp_path / "killer", {"tests/test_kill.py": KILL_PARENT})
     result = run_pytest(oracle_request("tests/test_kill.py"), killer, scratch, timeout=60)
@@ -254,7 +251,7 @@ def test_a_run_whose_server_dies_is_an_error_and_later_runs_use_popen(tmp_path, 
 @pytest.mark.slow
 def test_the_server_ends_when_the_gate_closes_it(tmp_path, monkeypatch):
     monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
-    server = fork_server(run_module.test_environment(), RunEnvironment(), tmp_path)
+    server = fork_server(argv.test_environment(), RunEnvironment(), tmp_path)
     assert server is not None
     pid = server.proc.pid
     assert os.getsid(pid) == os.getsid(0)  # so kill_orphans never takes it for an orphan
@@ -279,7 +276,7 @@ def test_the_sample_verdict_is_the_same_with_the_server_on_and_off(sample, monke
 
 
 def test_the_forked_bootstrap_is_the_bootstraps_own_lines():
-    lines = run_module.BOOTSTRAP.splitlines()
+    lines = argv.BOOTSTRAP.splitlines()
     rest = andgate.process.forkserver.BOOTSTRAP_REST.splitlines()
     assert rest[0] == lines[0]
     assert lines[2].strip() == rest[1]  # the imports, the same modules
@@ -293,16 +290,16 @@ def test_a_prestarted_server_is_the_one_the_first_run_uses(tmp_path, monkeypatch
     """The gate starts the server before it knows the checkout (pytest imports
     meanwhile); the first run configures that process instead of starting one."""
     monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
-    run_module.prestart_fork_server((), tmp_path)
-    pending = run_module._SERVER["pending"]
-    run_module.prestart_fork_server((), tmp_path)  # a second call starts nothing
-    assert run_module._SERVER["pending"] is pending
+    forkclient.prestart_fork_server((), tmp_path)
+    pending = forkclient._SERVER["pending"]
+    forkclient.prestart_fork_server((), tmp_path)  # a second call starts nothing
+    assert forkclient._SERVER["pending"] is pending
     out = tmp_path / "facts.json"
     root = project(tmp_path / "proj", {"tests/test_probe.py": PROBE.format(out=str(out))})
     result = run_pytest(oracle_request(), root, tmp_path / "scratch", timeout=120)
     assert result.error is None, result.error
-    assert run_module._SERVER["server"] is pending and pending.alive
-    assert "pending" not in run_module._SERVER
+    assert forkclient._SERVER["server"] is pending and pending.alive
+    assert "pending" not in forkclient._SERVER
     assert json.loads(out.read_text(encoding="utf-8"))["sid"] != os.getsid(0)
 
 
@@ -311,9 +308,9 @@ def test_a_prestarted_server_is_the_one_the_first_run_uses(tmp_path, monkeypatch
 def test_a_prestarted_server_for_another_environment_is_replaced(tmp_path, monkeypatch):
     monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
     monkeypatch.setenv("ANDGATE_TEST_SCRUBBED", "1")
-    run_module.prestart_fork_server(("ANDGATE_TEST_*", "HOME"), tmp_path)
-    pending = run_module._SERVER["pending"]
-    server = fork_server(run_module.test_environment(), RunEnvironment(), tmp_path)
+    forkclient.prestart_fork_server(("ANDGATE_TEST_*", "HOME"), tmp_path)
+    pending = forkclient._SERVER["pending"]
+    server = fork_server(argv.test_environment(), RunEnvironment(), tmp_path)
     assert server is not None and server is not pending
     assert pending.proc.returncode is not None  # stopped, not left running
 
@@ -321,8 +318,8 @@ def test_a_prestarted_server_for_another_environment_is_replaced(tmp_path, monke
 @linux_only
 def test_a_prestarted_server_never_configured_ends_quietly(tmp_path, monkeypatch):
     monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
-    run_module.prestart_fork_server((), tmp_path)
-    pending = run_module._SERVER["pending"]
+    forkclient.prestart_fork_server((), tmp_path)
+    pending = forkclient._SERVER["pending"]
     time.sleep(0.2)  # let it get past its imports
     stop_fork_server()
     assert pending.proc.returncode == 0
@@ -335,11 +332,11 @@ def test_a_run_asked_for_while_the_check_stops_starts_no_process(tmp_path):
     start one: a process started then raced the kill and ran to its timeout."""
     marker = tmp_path / "started"
     argv = [sys.executable, "-c", f"open({str(marker)!r}, 'w').close()"]
-    run_module._STOPPING.set()
+    reaping.STOPPING.set()
     try:
         code, timed_out = run_module._run_session(argv, tmp_path, tmp_path / "log", 60)
     finally:
-        run_module._STOPPING.clear()
+        reaping.STOPPING.clear()
     assert (code, timed_out) == (-signal.SIGKILL, False)
     assert not marker.exists()
     code, _ = run_module._run_session(argv, tmp_path, tmp_path / "log", 60)
@@ -351,7 +348,7 @@ def test_a_forked_child_is_in_its_own_session_when_the_gate_learns_its_pid(tmp_p
     """The server replies with the pid only after the child's setsid: a kill of the
     child's process group right away must reach it."""
     monkeypatch.setenv("ANDGATE_FORK_SERVER", "1")
-    server = fork_server(run_module.test_environment(), RunEnvironment(), tmp_path)
+    server = fork_server(argv.test_environment(), RunEnvironment(), tmp_path)
     assert server is not None
     sessions = []
     for _ in range(5):
@@ -382,13 +379,13 @@ def test_the_server_preimports_only_what_no_repository_module_can_shadow():
 
 
 def test_a_worktree_root_module_named_like_an_early_import_shadows_it(tmp_path):
-    assert not run_module.shadows(tmp_path, frozenset({"difflib"}))
+    assert not forkclient.shadows(tmp_path, frozenset({"difflib"}))
     (tmp_path / "difflib.py").write_text("")
-    assert run_module.shadows(tmp_path, frozenset({"difflib"}))
-    assert not run_module.shadows(tmp_path, frozenset({"xml"}))
+    assert forkclient.shadows(tmp_path, frozenset({"difflib"}))
+    assert not forkclient.shadows(tmp_path, frozenset({"xml"}))
     (tmp_path / "xml").mkdir()  # a folder, with or without __init__.py
-    assert run_module.shadows(tmp_path, frozenset({"xml"}))
-    assert not run_module.shadows(tmp_path, frozenset())
+    assert forkclient.shadows(tmp_path, frozenset({"xml"}))
+    assert not forkclient.shadows(tmp_path, frozenset())
 
 
 @linux_only
@@ -409,7 +406,7 @@ def test_a_repository_module_the_server_imported_early_runs_as_in_a_fresh_proces
         monkeypatch.setenv("ANDGATE_FORK_SERVER", mode)
         root = project(tmp_path / f"proj{mode}", files)
         if mode == "1":
-            server = fork_server(run_module.test_environment(), RunEnvironment(), tmp_path)
+            server = fork_server(argv.test_environment(), RunEnvironment(), tmp_path)
             assert server and "difflib" in server.top
         request = oracle_request("tests/test_shadow.py")
         result = run_pytest(request, root, tmp_path / f"scratch{mode}", timeout=120)

@@ -14,8 +14,10 @@ from andgate import plugin
 from andgate.commands import cli
 from andgate.plugin import isolation
 from andgate.plugin.classify import Rules
-from andgate.process import run as run_module
-from andgate.process.run import RunRequest, run_pytest, stop_fork_server
+from andgate.process import forkclient
+from andgate.process.forkclient import stop_fork_server
+from andgate.process.requests import RunRequest
+from andgate.process.run import run_pytest
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="prctl is Linux only")
 
@@ -98,7 +100,7 @@ def test_a_test_process_runs_with_no_new_privs(
     request = RunRequest("oracle", "oracle", Rules(oracle_files=frozenset({name})), (name,))
     try:
         result = run_pytest(request, root, tmp_path / "scratch", 120)
-        forked = bool(run_module._SERVER.get("server"))
+        forked = bool(forkclient._SERVER.get("server"))
     finally:
         stop_fork_server()
     assert result.error is None, result.error

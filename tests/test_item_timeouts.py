@@ -17,7 +17,7 @@ import pytest
 from andgate.check.oracle.replay import ALONE_FACTOR, alone_limit
 from andgate.commands.cli import main
 from andgate.commands.sample import SampleRepo
-from andgate.process.run import ITEM_TIMEOUT_FLOOR
+from andgate.process.requests import ITEM_TIMEOUT_FLOOR
 from andgate.records import Outcome
 from conftest import GateRun, Sample
 from stories import honest_fix

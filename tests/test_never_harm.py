@@ -28,7 +28,7 @@ from andgate.commands.sample import SampleRepo
 from andgate.errors import AndgateError, GateTimeout
 from andgate.git import Git
 from andgate.process import worktree as worktree_module
-from andgate.process.run import RunResult
+from andgate.process.results import RunResult
 from andgate.process.worktree import worktree_pool
 from andgate.records import Facts
 from andgate.report.artifacts import Artifacts, write_artifacts

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from andgate.plugin.classify import Rules
-from andgate.process.run import RunRequest, run_pytest
+from andgate.process.requests import RunRequest
+from andgate.process.run import run_pytest
 from andgate.records import Outcome
 
 # End to end: these start the gate's pytest processes.

@@ -10,14 +10,11 @@ from pathlib import Path
 import pytest
 
 from andgate.plugin.classify import Rules
-from andgate.process import run as run_module
-from andgate.process.run import (
-    RunEnvironment,
-    RunRequest,
-    pytest_argv,
-    run_pytest,
-    stop_fork_server,
-)
+from andgate.process import argv
+from andgate.process.argv import pytest_argv
+from andgate.process.forkclient import stop_fork_server
+from andgate.process.requests import RunEnvironment, RunRequest
+from andgate.process.run import run_pytest
 from andgate.records import Outcome, Role
 from andgate.trust.project_plugins import blocked_plugins, declared_plugins, installed_plugins
 
@@ -99,7 +96,7 @@ def test_pytest_configuration_from_the_environment_reaches_no_run(
 ) -> None:
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p mylib.cheat")
     monkeypatch.setenv("PYTEST_PLUGINS", "mylib.cheat")
-    env = run_module.test_environment()
+    env = argv.test_environment()
     assert "PYTEST_ADDOPTS" not in env
     assert "PYTEST_PLUGINS" not in env
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from andgate.process import run, runner_files
+from andgate.process import argv, runner_files
 
 
 def _files(tmp_path: Path) -> dict[str, Path]:
@@ -24,7 +24,7 @@ def _files(tmp_path: Path) -> dict[str, Path]:
 def test_test_processes_never_see_the_runner_files(monkeypatch, tmp_path):
     for name in runner_files.HIDDEN_FROM_TESTS:
         monkeypatch.setenv(name, str(tmp_path / name))
-    env = run.test_environment()
+    env = argv.test_environment()
     assert not set(runner_files.HIDDEN_FROM_TESTS) & set(env)
 
 

@@ -237,7 +237,7 @@ def test_a_breakage_run_that_ends_in_an_error_counts_as_not_tried(tmp_path, monk
     from types import SimpleNamespace
 
     from andgate.check.discrimination import phase as discrimination
-    from andgate.process.run import RunResult
+    from andgate.process.results import RunResult
 
     worktree = SimpleNamespace(path=tmp_path, apply_patch=lambda patch: None)
     ctx = SimpleNamespace(

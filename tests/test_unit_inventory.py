@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from andgate.check.inventory.items import build_inventory, oracle_holders
 from andgate.plugin.classify import ItemFacts
-from andgate.process.run import CollectedItem, RunResult
+from andgate.process.results import CollectedItem, RunResult
 
 
 def _item(nodeid: str, cls: str) -> CollectedItem:

@@ -17,7 +17,7 @@ import pytest
 from andgate.check.inventory.items import Record, build_inventory, counts, ineffective_freezes
 from andgate.check.property.seeds import default_hypothesis_seed, property_facts, seeds_payload
 from andgate.plugin.classify import ItemFacts
-from andgate.process.run import CollectedItem, RunResult
+from andgate.process.results import CollectedItem, RunResult
 from andgate.records import (
     ChangeFacts,
     ClassFacts,

@@ -1,4 +1,4 @@
-"""Reading a results file element by element (`run._decode_object`, `run._Compact`):
+"""Reading a results file element by element (`results._decode_object`, `results._Compact`):
 the same run as `json.loads` of the whole file would give, in any JSON layout, with
 repeated values held once, and every malformed file still an error."""
 
@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from andgate.plugin.classify import ItemFacts
-from andgate.process.run import CollectedItem, _Compact, _decode_object, read_results
+from andgate.process.results import CollectedItem, _Compact, _decode_object, read_results
 
 ITEMS = [
     {

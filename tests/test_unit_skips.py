@@ -21,7 +21,8 @@ from andgate.check.oracle.phase import (
 )
 from andgate.plugin import _missing_module
 from andgate.plugin.classify import ItemFacts
-from andgate.process.run import CollectedItem, RunResult, class_facts, selection_args
+from andgate.process.argv import selection_args
+from andgate.process.results import CollectedItem, RunResult, class_facts
 from andgate.records import (
     Bit,
     Decision,

@@ -27,7 +27,7 @@ from andgate.check.work import Work
 from andgate.errors import BundleError
 from andgate.plugin.classify import ItemFacts
 from andgate.plugin.shard import MIN_BYTES_PER_SHARD, Shard, owns, shards
-from andgate.process.run import CollectedItem, RunResult
+from andgate.process.results import CollectedItem, RunResult
 from andgate.records import DiscriminationFacts, ReplayFacts
 
 sizes = st.dictionaries(
@@ -249,7 +249,7 @@ def test_a_project_that_runs_xdist_gets_one_process_per_unit(tmp_path, user_xdis
     from andgate.check.context import PhaseContext
     from andgate.check.state import CheckState
     from andgate.plugin.classify import Rules
-    from andgate.process.run import RunRequest
+    from andgate.process.requests import RunRequest
 
     ctx = PhaseContext(
         None, None, None, tmp_path, CheckState(), 2, 1.0, None, False,  # type: ignore[arg-type]

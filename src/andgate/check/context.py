@@ -13,7 +13,9 @@ from andgate.check.state import CheckState
 from andgate.check.units import Unit
 from andgate.check.work import Work
 from andgate.plugin.shard import MIN_BYTES_PER_SHARD, shards
-from andgate.process.run import RunRequest, merge_results, run_parallel, run_pytest
+from andgate.process.requests import RunRequest
+from andgate.process.results import merge_results
+from andgate.process.run import run_parallel, run_pytest
 from andgate.process.worktree import WorktreePool
 from andgate.report.artifacts import merge_junit
 from andgate.report.progress import Progress

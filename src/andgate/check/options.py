@@ -10,7 +10,7 @@ from pathlib import Path
 from andgate.check.bundle import Combined
 from andgate.check.cache import default_cache_dir
 from andgate.check.units import Split
-from andgate.process.run import DEFAULT_ITEM_TIMEOUT, DEFAULT_TIMEOUT
+from andgate.process.requests import DEFAULT_ITEM_TIMEOUT, DEFAULT_TIMEOUT
 from andgate.report.progress import Progress
 from andgate.trust.manifest import DEFAULT_MANIFEST
 

@@ -31,8 +31,8 @@ from andgate.check.state import CheckState, RunName
 from andgate.check.untrusted import run_untrusted_phase
 from andgate.errors import AndgateError, Interrupted, ManifestError
 from andgate.git import Change, Git
+from andgate.process.forkclient import fork_server_session, prestart_fork_server
 from andgate.process.generated import read_generated
-from andgate.process.run import fork_server_session, prestart_fork_server
 from andgate.process.runner_files import Snapshot
 from andgate.process.runner_files import restore as restore_runner_files
 from andgate.process.runner_files import take as snapshot_runner_files

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from andgate.check.inventory.items import Record, counts
-from andgate.process.run import RunEnvironment, RunResult
+from andgate.process.requests import RunEnvironment
+from andgate.process.results import RunResult
 from andgate.records import (
     ChangeFacts,
     ClassFacts,

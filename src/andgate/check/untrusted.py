@@ -8,7 +8,8 @@ from andgate.check.discrimination.phase import Discrimination
 from andgate.check.state import RunName
 from andgate.check.units import FLAKE
 from andgate.plugin.shard import STARTUP_BYTES
-from andgate.process.run import RunRequest, class_facts
+from andgate.process.requests import RunRequest
+from andgate.process.results import class_facts
 from andgate.records import Role
 
 

@@ -31,7 +31,8 @@ from andgate.commands.common import (
 from andgate.errors import FreezeFileError, ManifestError
 from andgate.exitcodes import ClassifyExit
 from andgate.plugin.classify import freeze_matches
-from andgate.process.run import DEFAULT_TIMEOUT, collection_error_line
+from andgate.process.requests import DEFAULT_TIMEOUT
+from andgate.process.results import collection_error_line
 from andgate.records import TrustClass
 from andgate.trust.config import BaseConfig
 

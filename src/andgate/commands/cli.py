@@ -35,12 +35,8 @@ from andgate.exitcodes import (
     ReplayExit,
 )
 from andgate.plugin import isolation
-from andgate.process.run import (
-    DEFAULT_ITEM_TIMEOUT,
-    DEFAULT_TIMEOUT,
-    ITEM_TIMEOUT_FLOOR,
-    fix_mmap_threshold,
-)
+from andgate.process.requests import DEFAULT_ITEM_TIMEOUT, DEFAULT_TIMEOUT, ITEM_TIMEOUT_FLOOR
+from andgate.process.run import fix_mmap_threshold
 from andgate.trust.manifest import DEFAULT_MANIFEST
 
 

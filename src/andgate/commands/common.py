@@ -33,7 +33,9 @@ from andgate.process.generated import (
     unnamed_generated,
 )
 from andgate.process.installed import find_installed_project
-from andgate.process.run import RunEnvironment, RunRequest, RunResult, run_pytest
+from andgate.process.requests import RunEnvironment, RunRequest
+from andgate.process.results import RunResult
+from andgate.process.run import run_pytest
 from andgate.process.worktree import WorktreePool, scratch_dir, worktree_pool
 from andgate.records import Role
 from andgate.trust.config import BaseConfig, load_base_config

@@ -31,7 +31,7 @@ from andgate.errors import AndgateError, BadInput, guarded
 from andgate.exitcodes import DisputeExit
 from andgate.git import Git
 from andgate.process.generated import NONE
-from andgate.process.run import DEFAULT_TIMEOUT
+from andgate.process.requests import DEFAULT_TIMEOUT
 from andgate.records import TrustClass
 from andgate.trust.config import BaseConfig, load_base_config
 from andgate.trust.disputes import (

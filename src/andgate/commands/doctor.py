@@ -32,7 +32,7 @@ from andgate.commands.replay_known_bad import _replay_all
 from andgate.errors import FreezeFileError, ManifestError
 from andgate.exitcodes import DoctorExit
 from andgate.git import Git
-from andgate.process.run import DEFAULT_TIMEOUT
+from andgate.process.requests import DEFAULT_TIMEOUT
 from andgate.records import ReplayStatus, TrustClass
 from andgate.trust import locks
 from andgate.trust.adoption import has_andgate_config, target_branch

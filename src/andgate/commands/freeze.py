@@ -33,7 +33,7 @@ from andgate.errors import BadInput, FreezeEditError, FreezeFileError, guarded
 from andgate.exitcodes import FreezeExit
 from andgate.git import Git
 from andgate.plugin.classify import classify_item, freeze_matches
-from andgate.process.run import DEFAULT_TIMEOUT
+from andgate.process.requests import DEFAULT_TIMEOUT
 from andgate.records import TrustClass
 from andgate.trust.freeze import Freeze, FreezeSet, parse_freezes
 from andgate.trust.freeze_edit import add_entry, remove_entries

@@ -38,7 +38,9 @@ from andgate.check.cache import GreenCache, KillerCache, patched_files
 from andgate.check.discrimination.changed_tests import changed_tests, item_name
 from andgate.check.oracle.replay import BITES, refusal, replay_applied, replay_fixture
 from andgate.git import Git
-from andgate.process.run import RunRequest, RunResult, run_pytest
+from andgate.process.requests import RunRequest
+from andgate.process.results import RunResult
+from andgate.process.run import run_pytest
 from andgate.process.worktree import Worktree, WorktreePool
 from andgate.records import Outcome, ReplayFacts, ReplayStatus, Role
 from andgate.trust.authorship import is_oracle_side, is_trust_root

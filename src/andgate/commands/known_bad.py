@@ -57,7 +57,8 @@ from andgate.commands.harvest import (
 from andgate.errors import AndgateError
 from andgate.exitcodes import HarvestExit, MutantsExit
 from andgate.git import Git
-from andgate.process.run import RunRequest, run_parallel, run_pytest
+from andgate.process.requests import RunRequest
+from andgate.process.run import run_parallel, run_pytest
 from andgate.process.worktree import WorktreePool
 from andgate.records import Outcome, ReplayStatus, Role
 from andgate.trust.config import BaseConfig

@@ -34,7 +34,9 @@ from andgate.commands.common import (
     target_pool,
 )
 from andgate.exitcodes import ReplayExit
-from andgate.process.run import DEFAULT_TIMEOUT, RunRequest, RunResult, run_parallel, run_pytest
+from andgate.process.requests import DEFAULT_TIMEOUT, RunRequest
+from andgate.process.results import RunResult
+from andgate.process.run import run_parallel, run_pytest
 from andgate.process.worktree import WorktreePool
 from andgate.records import Outcome, ReplayFacts, ReplayStatus, Role
 from andgate.trust.config import BaseConfig

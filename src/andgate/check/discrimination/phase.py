@@ -30,7 +30,9 @@ from andgate.check.discrimination.changed_tests import changed_tests, item_name
 from andgate.check.discrimination.mutate import mutants_of
 from andgate.check.state import RunName
 from andgate.git import REGULAR_FILE_MODES, Change, Git
-from andgate.process.run import RunRequest, RunResult, run_pytest
+from andgate.process.requests import RunRequest
+from andgate.process.results import RunResult
+from andgate.process.run import run_pytest
 from andgate.records import DiscriminationFacts, Outcome, Role
 
 MAX_MUTANTS = 4

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from andgate.plugin.classify import ItemFacts, freeze_keys, path_stem
-from andgate.process.run import RunResult
+from andgate.process.results import RunResult
 from andgate.records import TrustClass
 
 COUNT_KEYS = tuple(c.value for c in TrustClass)

@@ -16,7 +16,8 @@ from andgate.check.oracle.replay import PlainRun, known_bad_facts, replay_fixtur
 from andgate.check.state import RunName
 from andgate.check.units import BASE_ORACLE
 from andgate.plugin.shard import collect_only_weight
-from andgate.process.run import RunRequest, RunResult, class_facts
+from andgate.process.requests import RunRequest
+from andgate.process.results import RunResult, class_facts
 from andgate.records import ItemResult, OracleFacts, Outcome, Role, Unpinned
 from andgate.trust.github import approves_head
 

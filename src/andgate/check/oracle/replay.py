@@ -40,7 +40,9 @@ from pathlib import Path
 
 from andgate.check.cache import KillerCache
 from andgate.check.oracle.replay_order import first_files
-from andgate.process.run import ITEM_TIMEOUT_FLOOR, RunRequest, RunResult, run_pytest
+from andgate.process.requests import ITEM_TIMEOUT_FLOOR, RunRequest
+from andgate.process.results import RunResult
+from andgate.process.run import run_pytest
 from andgate.process.signals import wait_event
 from andgate.process.worktree import WorktreePool
 from andgate.records import KnownBadFacts, Outcome, ReplayFacts

@@ -15,7 +15,7 @@ from andgate.check.work import plan_work
 from andgate.git import Git
 from andgate.process.generated import generated_warning, unnamed_generated
 from andgate.process.installed import InstalledProject, find_installed_project
-from andgate.process.run import RunEnvironment
+from andgate.process.requests import RunEnvironment
 from andgate.process.worktree import WorktreePool
 from andgate.trust.config import BaseConfig, runs_xdist
 from andgate.trust.paths import ConfigChanges

@@ -27,7 +27,8 @@ from andgate.check.production.scan import (
 )
 from andgate.git import Change, Git, TreeEntry
 from andgate.process.generated import NONE, Generated
-from andgate.process.run import RunEnvironment, RunResult
+from andgate.process.requests import RunEnvironment
+from andgate.process.results import RunResult
 from andgate.records import Construct
 from andgate.trust.authorship import is_oracle_side, sort_changes
 from andgate.trust.config import BaseConfig

@@ -11,7 +11,7 @@ from __future__ import annotations
 from andgate.check.context import PhaseContext
 from andgate.check.property.seeds import property_facts
 from andgate.check.state import RunName
-from andgate.process.run import RunRequest
+from andgate.process.requests import RunRequest
 from andgate.records import Role
 
 

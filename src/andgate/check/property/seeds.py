@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from andgate.process.run import RunResult, collection_error_lines
+from andgate.process.results import RunResult, collection_error_lines
 from andgate.records import ItemResult, PropertyFacts
 
 
