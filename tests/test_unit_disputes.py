@@ -32,6 +32,7 @@ from andgate.records import (
     ReplayFacts,
     Warning_,
 )
+from andgate.report import console
 from andgate.report.actions import annotations
 from andgate.report.context import ReportContext, verdict_payload
 from andgate.report.html import build_report, render
@@ -297,7 +298,7 @@ def test_the_terminal_shows_the_reason_after_the_verdict_line_never_as_a_command
     actions, capsys, monkeypatch, tmp_path
 ):
     monkeypatch.setenv("GITHUB_ACTIONS", "true" if actions else "false")
-    cli._print_verdict(hostile_context().verdict, tmp_path)
+    console.print_verdict(hostile_context().verdict, tmp_path)
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "andgate: BLOCK"
     shown = [line for line in lines if "forged" in line]

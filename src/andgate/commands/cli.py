@@ -9,18 +9,18 @@ different exit codes.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as dt
 import io
 import math
 import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
 from andgate import __version__
+from andgate.commands.check import cmd_check, cmd_combine
 from andgate.errors import BadInput, Interrupted, guarded
 from andgate.exitcodes import (
     CheckExit,
@@ -282,9 +282,6 @@ def _add_combine(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         help="where to write the artifacts (default: artifacts/ in the repo)",
     )
     parser.add_argument("--json", action="store_true", help="print the verdict JSON on stdout")
-
-
-# -- the maintainer's commands (contract section 3) ---------------------------------------
 
 
 def _add_manifest(parser: argparse.ArgumentParser) -> None:
@@ -594,158 +591,6 @@ def _add_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
         )
 
 
-def _names(values: Sequence[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(n.strip() for n in values if n.strip()))
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    from andgate.check.cache import default_cache_dir
-    from andgate.check.pipeline import CheckOptions, run_check
-    from andgate.report.progress import Progress
-    from andgate.trust.github import names_from_env
-
-    opts = CheckOptions(
-        repo=args.repo,
-        base=args.base,
-        head=args.head,
-        manifest=args.manifest,
-        approved_by=_names(args.approved_by),
-        approved_by_env=names_from_env(os.environ.get("ANDGATE_APPROVED_BY")),
-        approvals=args.approvals,
-        today=args.today or dt.date.today(),
-        artifacts=args.artifacts,
-        jobs=args.jobs,
-        timeout=args.timeout,
-        item_timeout=_item_timeout(args),
-        hypothesis_seed=args.hypothesis_seed,
-        cache_dir=None if args.no_cache else default_cache_dir(),
-        progress=Progress(sys.stderr, quiet=args.quiet),
-        discrimination=not args.no_discrimination,
-        discrimination_budget=args.discrimination_budget,
-        split=args.shard,
-    )
-    with workflow_commands_stopped():
-        if opts.split is not None:
-            return _run_shard(opts)
-        verdict, artifacts = run_check(opts)
-    return _show(verdict, artifacts, args)
-
-
-@contextlib.contextmanager
-def workflow_commands_stopped() -> Iterator[None]:
-    """In GitHub Actions, while tests run: the runner ignores workflow commands.
-
-    Test output goes to log files, never to andgate's streams; but a test can write to
-    the pipes the runner reads through another process of the step (the shell that
-    started andgate: /proc/PID/fd/1). The runner's ActionCommandManager, one per step
-    for stdout and stderr alike, ignores every command after `::stop-commands::TOKEN`
-    until a `::TOKEN::` line (actions/runner, src/Runner.Worker/ActionCommandManager.cs);
-    the token lives only in this process's memory."""
-    if os.environ.get("GITHUB_ACTIONS") != "true":
-        yield
-        return
-    from andgate.report.actions import stop_commands
-
-    start, end = stop_commands()
-    print(start, file=sys.stderr, flush=True)
-    try:
-        yield
-    finally:
-        print(end, file=sys.stderr, flush=True)
-
-
-def _item_timeout(args: argparse.Namespace) -> float:
-    if args.item_timeout < args.item_timeout_floor:
-        raise BadInput(
-            f"--item-timeout {args.item_timeout:g}: at least {args.item_timeout_floor:g} s, "
-            "so that a loaded CI machine does not fail honest items; raise it"
-        )
-    return float(args.item_timeout)
-
-
-def _run_shard(opts) -> int:  # type: ignore[no-untyped-def]
-    from andgate.check.matrix import run_shard
-    from andgate.exitcodes import ShardExit
-
-    outcome = run_shard(opts)
-    print(
-        f"andgate: shard {outcome.split} ran {len(outcome.ran)} of {outcome.units} units; "
-        f"bundle: {outcome.path}"
-    )
-    for error in outcome.errors:
-        print(f"  GATE_ERROR: {error}")
-    print("  the verdict comes from `andgate combine` over the bundles of all shards")
-    return ShardExit.COULD_NOT_RUN if outcome.errors else ShardExit.PART_RAN
-
-
-def cmd_combine(args: argparse.Namespace) -> int:
-    from andgate.check.matrix import run_combine
-    from andgate.check.pipeline import CheckOptions
-
-    verdict, artifacts = run_combine(
-        args.bundles, CheckOptions(repo=args.repo, artifacts=args.artifacts, cache_dir=None)
-    )
-    return _show(verdict, artifacts, args)
-
-
-def _show(verdict, artifacts, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
-    if args.json:
-        # From memory: the bytes written to verdict.json, never read back from disk.
-        print(artifacts.verdict_json.decode("utf-8"), end="")
-    else:
-        _print_verdict(verdict, artifacts.folder)
-    _publish_to_github(verdict, artifacts, args.repo)
-    return verdict.exit_code
-
-
-def _print_verdict(verdict, folder: Path) -> None:  # type: ignore[no-untyped-def]
-    """In GitHub Actions, test-written text is printed with workflow commands stopped
-    around it, so a detail holding `::error` is never read as a command."""
-    from andgate.report.actions import stop_commands
-
-    start, end = stop_commands() if os.environ.get("GITHUB_ACTIONS") == "true" else ("", "")
-    print(f"andgate: {verdict.decision.value.upper()}")
-    if start:
-        print(start)
-    for reason in verdict.reasons:
-        print(f"  {reason.code.value}: {reason.detail}")
-    for warning in verdict.warnings:
-        print(f"  warning {warning.code.value}: {warning.detail}")
-    if end:
-        print(end)
-    counts = ", ".join(f"{k} {v}" for k, v in verdict.counts.items())
-    print(f"  tests: {counts}")
-    print(f"  artifacts: {folder}/summary.md")
-
-
-def _publish_to_github(verdict, artifacts, repo: Path) -> None:  # type: ignore[no-untyped-def]
-    """In GitHub Actions: the job summary, the step outputs and at most ten annotations."""
-    if os.environ.get("GITHUB_ACTIONS") != "true":
-        return
-    import json
-
-    from andgate.report.actions import locate, publish, subject_of
-
-    payload = json.loads(artifacts.verdict_json)
-    summary = (artifacts.folder / "summary.md").read_text(encoding="utf-8", errors="replace")
-
-    def read(path: str) -> bytes | None:
-        try:
-            return (repo / path).read_bytes()
-        except OSError:
-            return None
-
-    locations = {subject_of(r): locate(subject_of(r), read) for r in payload["reasons"]}
-    # Annotations go to stderr, so `check --json > verdict.json` stays JSON: the runner
-    # reads workflow commands from stderr as from stdout (actions/runner,
-    # src/Runner.Worker/Handlers/ScriptHandler.cs: StepHost.OutputDataReceived and
-    # ErrorDataReceived each feed an OutputManager holding the ActionCommandManager).
-    for line in publish(
-        payload, summary, artifacts.folder, verdict.exit_code, os.environ, locations
-    ):
-        print(line, file=sys.stderr, flush=True)
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     from andgate.commands.demo import run_demo
 
@@ -801,7 +646,6 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def cmd_dispute(args: argparse.Namespace) -> int:
     from andgate.commands.dispute import run_dispute_add, run_dispute_list
-    from andgate.errors import BadInput
 
     if args.list:
         if args.nodeid or args.reason:
@@ -863,6 +707,7 @@ COULD_NOT_RUN = {
     "known-bad": HarvestExit.COULD_NOT_RUN,  # MutantsExit.COULD_NOT_RUN is the same code
     "dispute": DisputeExit.COULD_NOT_RUN,
 }
+
 
 COMMANDS = {
     "check": cmd_check,

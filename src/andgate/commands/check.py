@@ -1,0 +1,119 @@
+"""`andgate check` and `andgate combine`: the gate's options from the command line, one
+machine's shard or the whole check, and what it prints and publishes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import os
+import sys
+from collections.abc import Iterator, Sequence
+
+from andgate.errors import BadInput
+from andgate.report.console import print_verdict, publish_to_github
+
+
+def _names(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(n.strip() for n in values if n.strip()))
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from andgate.check.cache import default_cache_dir
+    from andgate.check.pipeline import CheckOptions, run_check
+    from andgate.report.progress import Progress
+    from andgate.trust.github import names_from_env
+
+    opts = CheckOptions(
+        repo=args.repo,
+        base=args.base,
+        head=args.head,
+        manifest=args.manifest,
+        approved_by=_names(args.approved_by),
+        approved_by_env=names_from_env(os.environ.get("ANDGATE_APPROVED_BY")),
+        approvals=args.approvals,
+        today=args.today or dt.date.today(),
+        artifacts=args.artifacts,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        item_timeout=_item_timeout(args),
+        hypothesis_seed=args.hypothesis_seed,
+        cache_dir=None if args.no_cache else default_cache_dir(),
+        progress=Progress(sys.stderr, quiet=args.quiet),
+        discrimination=not args.no_discrimination,
+        discrimination_budget=args.discrimination_budget,
+        split=args.shard,
+    )
+    with workflow_commands_stopped():
+        if opts.split is not None:
+            return _run_shard(opts)
+        verdict, artifacts = run_check(opts)
+    return _show(verdict, artifacts, args)
+
+
+@contextlib.contextmanager
+def workflow_commands_stopped() -> Iterator[None]:
+    """In GitHub Actions, while tests run: the runner ignores workflow commands.
+
+    Test output goes to log files, never to andgate's streams; but a test can write to
+    the pipes the runner reads through another process of the step (the shell that
+    started andgate: /proc/PID/fd/1). The runner's ActionCommandManager, one per step
+    for stdout and stderr alike, ignores every command after `::stop-commands::TOKEN`
+    until a `::TOKEN::` line (actions/runner, src/Runner.Worker/ActionCommandManager.cs);
+    the token lives only in this process's memory."""
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        yield
+        return
+    from andgate.report.actions import stop_commands
+
+    start, end = stop_commands()
+    print(start, file=sys.stderr, flush=True)
+    try:
+        yield
+    finally:
+        print(end, file=sys.stderr, flush=True)
+
+
+def _item_timeout(args: argparse.Namespace) -> float:
+    if args.item_timeout < args.item_timeout_floor:
+        raise BadInput(
+            f"--item-timeout {args.item_timeout:g}: at least {args.item_timeout_floor:g} s, "
+            "so that a loaded CI machine does not fail honest items; raise it"
+        )
+    return float(args.item_timeout)
+
+
+def _run_shard(opts) -> int:  # type: ignore[no-untyped-def]
+    from andgate.check.matrix import run_shard
+    from andgate.exitcodes import ShardExit
+
+    outcome = run_shard(opts)
+    print(
+        f"andgate: shard {outcome.split} ran {len(outcome.ran)} of {outcome.units} units; "
+        f"bundle: {outcome.path}"
+    )
+    for error in outcome.errors:
+        print(f"  GATE_ERROR: {error}")
+    print("  the verdict comes from `andgate combine` over the bundles of all shards")
+    return ShardExit.COULD_NOT_RUN if outcome.errors else ShardExit.PART_RAN
+
+
+def cmd_combine(args: argparse.Namespace) -> int:
+    from andgate.check.matrix import run_combine
+    from andgate.check.pipeline import CheckOptions
+
+    verdict, artifacts = run_combine(
+        args.bundles, CheckOptions(repo=args.repo, artifacts=args.artifacts, cache_dir=None)
+    )
+    return _show(verdict, artifacts, args)
+
+
+def _show(verdict, artifacts, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
+    if args.json:
+        # From memory: the bytes written to verdict.json, never read back from disk.
+        print(artifacts.verdict_json.decode("utf-8"), end="")
+    else:
+        print_verdict(verdict, artifacts.folder)
+    publish_to_github(verdict, artifacts, args.repo)
+    return verdict.exit_code
