@@ -136,7 +136,7 @@ def test_manifest_edits_and_a_non_owners_approval_are_ignored_and_said(sample):
         repo.edit("tests/trust_manifest.yaml", "version: 1", "version: 2")
 
     found = before_tests(sample, sample.change(edit), approved_by=("mallory",))
-    assert found.state.manifest_error is None and found.config.manifest.max_freeze_days == 28
+    assert found.state.found.manifest_error is None and found.config.manifest.max_freeze_days == 28
     assert [w.code.value for w in found.state.warnings] == ["APPROVAL_IGNORED"]
     findings = authorship_findings(found.changes)
     assert [f.code.value for f in findings] == ["TRUST_ROOT_CHANGED"]

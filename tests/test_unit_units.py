@@ -252,9 +252,18 @@ def test_a_project_that_runs_xdist_gets_one_process_per_unit(tmp_path, user_xdis
     from andgate.process.requests import RunRequest
 
     ctx = PhaseContext(
-        None, None, None, tmp_path, CheckState(), 2, 1.0, None, False,  # type: ignore[arg-type]
-        Work.of([Unit("untrusted/0", 1)], None), user_xdist=user_xdist,
-    )  # fmt: skip
+        plan=None,  # type: ignore[arg-type]
+        config=None,  # type: ignore[arg-type]
+        pool=None,  # type: ignore[arg-type]
+        scratch=tmp_path,
+        state=CheckState(),
+        jobs=2,
+        timeout=1.0,
+        cache_dir=None,
+        approved=False,
+        work=Work.of([Unit("untrusted/0", 1)], None),
+        user_xdist=user_xdist,
+    )
     sizes = {f"tests/test_{i}.py": 4 * MIN_BYTES_PER_SHARD for i in range(4)}
     request = RunRequest("untrusted", "untrusted", Rules())
     assert len(ctx.class_tasks("untrusted", request, "head", sizes)) == processes

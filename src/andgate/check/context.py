@@ -28,7 +28,7 @@ def is_part_of(kind: str, run_name: str) -> bool:
     return run_name == kind or run_name.startswith((f"{kind}.", f"{kind}@"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PhaseContext:
     """One check's plan, base config, worktrees, scratch folder, limits and state."""
 

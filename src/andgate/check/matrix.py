@@ -56,7 +56,7 @@ def run_shard(opts: CheckOptions) -> ShardOutcome:
         folder.close()
     errors = (
         *bundle.recorded.gate_errors,
-        *([state.manifest_error] if state.manifest_error else []),
+        *([state.found.manifest_error] if state.found.manifest_error else []),
     )
     return ShardOutcome(opts.split, path, bundle.ran, len(state.unit_names or ()), errors)
 
@@ -91,10 +91,10 @@ def shard_bundle(opts: CheckOptions, state: CheckState) -> Bundle:
             runs=runs,
             replays=replays,
             files=files,
-            discrimination=() if state.discrimination is None else (state.discrimination,),
+            discrimination=tuple(d for d in [state.found.discrimination] if d is not None),
             gate_errors=tuple(state.gate_errors),
         ),
-        manifest_error=state.manifest_error,
+        manifest_error=state.found.manifest_error,
     )
 
 

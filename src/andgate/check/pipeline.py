@@ -18,6 +18,7 @@ import hashlib
 import os
 import time
 import traceback
+from dataclasses import replace
 
 from andgate.check.context import PhaseContext
 from andgate.check.discrimination.phase import plan_discrimination
@@ -89,7 +90,7 @@ def gate_failing_closed(opts: CheckOptions, state: CheckState) -> None:
     try:
         _gate(opts, state)
     except ManifestError as exc:
-        state.manifest_error = str(exc)
+        state.found = replace(state.found, manifest_error=str(exc))
     except (Interrupted, KeyboardInterrupt):
         state.gate_errors.append("interrupted by a signal; temporary worktrees were removed")
     except AndgateError as exc:
@@ -110,7 +111,8 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
     base, head = _commits(git, opts, state)
     config = _base_config(git, opts, state, base)
     disputes = read_disputes(git, base, head, config.manifest.disputes_file)
-    state.disputes, state.dispute_sources = disputes.facts, dict(disputes.sources)
+    state.found = replace(state.found, disputes=disputes.facts)
+    state.dispute_sources = dict(disputes.sources)
     approvers = approved_logins(state.approvals)
     # Read before any test runs; carried into every worktree but base's.
     generated = read_generated(git, config.manifest.generated_files, head)
@@ -133,17 +135,20 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
             Finding(Warning_.ORACLE_FROM_PRODUCTION, d) for d in scan.oracle_from_production
         ]
         state.oracle_from_production = scan.oracle_from_production_files
-        state.lock = lock_facts(git, base, head, config.manifest, approved=trusts_head)
+        lock = lock_facts(git, base, head, config.manifest, approved=trusts_head)
+        state.found = replace(state.found, lock=lock)
         trees = (scratch, pool)
         ctx = plan_phases(git, opts, state, config, differs, trees, approved=trusts_head)
         _run_phases(ctx, git, opts, changes)
         base_oracle = _base_oracle_ids(state, ctx.plan.base_oracle_files)
-        state.disputes = judged(disputes.facts, base_oracle)
+        state.found = replace(state.found, disputes=judged(disputes.facts, base_oracle))
     state.annotate_junit()
-    run_inventory_phase(
+    found = run_inventory_phase(
         state, config, changes, differs, scan, approved_by=approvers, today=opts.today,
         approved_head=approves_head(state.approvals),
     )  # fmt: skip
+    state.inventory = found.inventory
+    state.found = replace(state.found, changes=found.changes, freezes=found.freezes)
 
 
 def _base_oracle_ids(state: CheckState, base_oracle_files: tuple[str, ...]) -> set[str] | None:
@@ -180,7 +185,7 @@ def _base_config(git: Git, opts: CheckOptions, state: CheckState, base: str) -> 
     at = source.config_commit
     state.manifest_digest = hashlib.sha256(git.read_blob(at, opts.manifest) or b"").hexdigest()
     config = load_base_config(git, at, opts.manifest)
-    state.fail_closed_untrusted = config.manifest.fail_closed_untrusted
+    state.found = replace(state.found, fail_closed_untrusted=config.manifest.fail_closed_untrusted)
     if not source.adopting:
         binder = ReviewBinder(ProtectedReader(git, config), base, state.head or "")
         state.approvals, ignored = gather_approvals(
@@ -204,9 +209,12 @@ def _base_config(git: Git, opts: CheckOptions, state: CheckState, base: str) -> 
 
 def _run_phases(ctx: PhaseContext, git: Git, opts: CheckOptions, changes: list[Change]) -> None:
     """The test phases in order of trust, each in worktrees of the check's pool."""
+    state = ctx.state
     started = time.monotonic()  # the discrimination report's default budget is a share
-    run_oracle_phase(ctx)
-    run_property_phase(ctx)
+    oracle = run_oracle_phase(ctx)
+    state.replays = list(oracle.replays)
+    state.found = replace(state.found, oracle=oracle.oracle, known_bad=oracle.known_bad)
+    state.found = replace(state.found, property=run_property_phase(ctx))
     discrimination = plan_discrimination(
         ctx,
         git,
@@ -215,6 +223,6 @@ def _run_phases(ctx: PhaseContext, git: Git, opts: CheckOptions, changes: list[C
         enabled=opts.discrimination,
         started=started,
     )
-    run_untrusted_phase(ctx, beside=discrimination)
-    ctx.state.capture()
-    discrimination.finish()
+    state.found = replace(state.found, untrusted=run_untrusted_phase(ctx, beside=discrimination))
+    state.capture()
+    state.found = replace(state.found, discrimination=discrimination.finish())

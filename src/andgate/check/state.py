@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,17 +18,8 @@ from andgate.check.inventory.items import Record, counts
 from andgate.process.requests import RunEnvironment
 from andgate.process.results import RunResult
 from andgate.records import (
-    ChangeFacts,
-    ClassFacts,
-    DiscriminationFacts,
-    DisputeFacts,
     Facts,
     Finding,
-    FreezeFacts,
-    KnownBadFacts,
-    LockFacts,
-    OracleFacts,
-    PropertyFacts,
     ReplayFacts,
     Role,
 )
@@ -82,18 +73,11 @@ def _complete_junit(data: bytes) -> bool:
 class CheckState:
     """Facts and run results gathered so far; whatever is missing stays None."""
 
-    manifest_error: str | None = None
-    changes: ChangeFacts | None = None
-    lock: LockFacts | None = None
-    oracle: OracleFacts | None = None
-    known_bad: KnownBadFacts | None = None
-    property: PropertyFacts | None = None
-    freezes: FreezeFacts | None = None
-    untrusted: ClassFacts | None = None
-    discrimination: DiscriminationFacts | None = None
-    disputes: DisputeFacts | None = None
+    # What the verdict reads, as the phases return it: the pipeline records each with
+    # `dataclasses.replace`, which checks the names. `facts()` adds only
+    # what accumulates along the way: gate errors, warnings, the inventory's counts.
+    found: Facts = field(default_factory=Facts)
     dispute_sources: dict[str, Any] = field(default_factory=dict)  # disputes.SourceAtBase
-    fail_closed_untrusted: bool = True
     # oracle files parametrised over production values (the production scan's
     # ORACLE_FROM_PRODUCTION): one that base cannot collect leaves head to decide
     oracle_from_production: frozenset[str] = frozenset()
@@ -123,19 +107,9 @@ class CheckState:
     adopting: bool = False  # neither base nor the target branch had a manifest
 
     def facts(self) -> Facts:
-        return Facts(
-            manifest_error=self.manifest_error,
+        return replace(
+            self.found,
             gate_errors=tuple(self.gate_errors),
-            changes=self.changes,
-            lock=self.lock,
-            oracle=self.oracle,
-            known_bad=self.known_bad,
-            property=self.property,
-            freezes=self.freezes,
-            untrusted=self.untrusted,
-            discrimination=self.discrimination,
-            disputes=self.disputes,
-            fail_closed_untrusted=self.fail_closed_untrusted,
             warnings=tuple(self.warnings),
             counts=counts(self.inventory),
         )
@@ -149,18 +123,18 @@ class CheckState:
             today=today,
             inventory=self.inventory,
             replays=self.replays,
-            property=self.property,
+            property=self.found.property,
             property_seed=self.property_seed,
-            changes=self.changes,
+            changes=self.found.changes,
             files=self.captured.files,
             traceback=self.traceback,
             approvals=self.approvals,
             ignored_reviews=self.ignored_reviews,
             patches=self.patches,
             freezes=self.live_freezes,
-            discrimination=self.discrimination,
+            discrimination=self.found.discrimination,
             dispute_sources=self.dispute_sources,
-            disputes_file=self.disputes.path if self.disputes else "",
+            disputes_file=self.found.disputes.path if self.found.disputes else "",
             generated=self.generated,
         )
 

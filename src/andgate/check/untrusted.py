@@ -10,10 +10,10 @@ from andgate.check.units import FLAKE
 from andgate.plugin.shard import STARTUP_BYTES
 from andgate.process.requests import RunRequest
 from andgate.process.results import class_facts
-from andgate.records import Role
+from andgate.records import ClassFacts, Role
 
 
-def run_untrusted_phase(ctx: PhaseContext, beside: Discrimination | None = None) -> None:
+def run_untrusted_phase(ctx: PhaseContext, beside: Discrimination | None = None) -> ClassFacts:
     """The untrusted and frozen_flake classes; `beside`: the discrimination report's
     runs (the same trust), queued after theirs in the same pool."""
     plan, state = ctx.plan, ctx.state
@@ -48,7 +48,7 @@ def run_untrusted_phase(ctx: PhaseContext, beside: Discrimination | None = None)
         tasks.append(task)  # after the shards: the last, lighter one ends first and takes it
     ctx.run("untrusted phase", [*tasks, *(beside.tasks if beside is not None else [])])
     ctx.merge_class(RunName.UNTRUSTED)
-    state.untrusted = class_facts(state.runs.get(RunName.UNTRUSTED), Role.UNTRUSTED)
     flake_run = state.runs.get(RunName.FLAKE)
     if flake_run is not None and flake_run.error:
         state.gate_errors.append(flake_run.error)
+    return class_facts(state.runs.get(RunName.UNTRUSTED), Role.UNTRUSTED)

@@ -197,7 +197,7 @@ class Discrimination:
     def __init__(
         self,
         tasks: list[Callable[[], None]],
-        finish: Callable[[], None],
+        finish: Callable[[], DiscriminationFacts | None],
         on_head: Callable[[], None] = lambda: None,
     ) -> None:
         self.tasks = tasks
@@ -229,7 +229,7 @@ def plan_discrimination(
         return Discrimination([], lambda: None)
     if ctx.work.recorded is not None:
         merged = merge_discrimination(ctx.work.recorded.discrimination, required)
-        return Discrimination([], lambda: setattr(state, "discrimination", merged))
+        return Discrimination([], lambda: merged)
     files = _touched_test_files(ctx, changes)
     added = _added_tests(git, ctx.plan.base, ctx.plan.head, changes, files)
     # Mutants of the lines the change touched first: they are what the agent's tests
@@ -241,13 +241,12 @@ def plan_discrimination(
     tasks = [_task(ctx, index, b, files, found) for index, b in enumerate(breakages)]
     order = {b.name: i for i, b in enumerate(breakages)}  # not the order they finished in
 
-    def finish() -> None:
+    def finish() -> DiscriminationFacts:
         run = state.runs.get(RunName.UNTRUSTED)
         agent = _agent_items([run] if run is not None else [], files, added)
         if not agent:
-            state.discrimination = DiscriminationFacts(required=required)
-            return
-        state.discrimination = DiscriminationFacts(
+            return DiscriminationFacts(required=required)
+        return DiscriminationFacts(
             items=tuple((n, tuple(sorted(found.killed_by(n), key=order.get))) for n in agent),
             against=tuple(sorted(found.ran, key=order.get)),
             required=required,

@@ -6,15 +6,32 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from andgate.check.inventory.items import build_inventory, ineffective_freezes, oracle_holders
+from andgate.check.inventory.items import (
+    Record,
+    build_inventory,
+    ineffective_freezes,
+    oracle_holders,
+)
 from andgate.check.production.phase import ScanResult, with_installed_hooks, with_unscanned_imports
 from andgate.check.state import CheckState, RunName
 from andgate.git import Change
+from andgate.records import ChangeFacts, FreezeFacts
 from andgate.trust.authorship import adopting, oracle_file_rule, sort_changes
 from andgate.trust.config import BaseConfig
 from andgate.trust.freeze import freeze_facts
 from andgate.trust.paths import ConfigChanges
+
+
+@dataclass(frozen=True)
+class InventoryOutcome:
+    """Each item with its class and outcome, the changed files sorted by who may
+    change them, and the freezes' facts."""
+
+    inventory: list[Record]
+    changes: ChangeFacts
+    freezes: FreezeFacts
 
 
 def run_inventory_phase(
@@ -27,12 +44,12 @@ def run_inventory_phase(
     approved_by: tuple[str, ...],
     today: dt.date,
     approved_head: bool = True,
-) -> None:
+) -> InventoryOutcome:
     runs = state.runs
-    state.inventory = build_inventory(
+    inventory = build_inventory(
         *(runs.get(n) for n in (RunName.UNTRUSTED, RunName.ORACLE, RunName.PROPERTY, RunName.FLAKE))
     )
-    holders = oracle_holders(state.inventory, runs.get(RunName.BASE_ORACLE))
+    holders = oracle_holders(inventory, runs.get(RunName.BASE_ORACLE))
     allow = config.manifest.production_scan_allow
     scan = with_unscanned_imports(
         scan, runs.values(), changes, allow, is_test_side=config.test_side.holds
@@ -48,6 +65,9 @@ def run_inventory_phase(
         test_side=config.test_side,
         scan=scan,
     )
-    state.changes = adopting(changes_facts, changes) if state.adopting else changes_facts
-    ineffective = ineffective_freezes(config.live_freeze_ids(today), state.inventory)
-    state.freezes = freeze_facts(config.freezes, today, ineffective)
+    if state.adopting:
+        changes_facts = adopting(changes_facts, changes)
+    ineffective = ineffective_freezes(config.live_freeze_ids(today), inventory)
+    return InventoryOutcome(
+        inventory, changes_facts, freeze_facts(config.freezes, today, ineffective)
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
 
 from andgate.check.cache import KillerCache
 from andgate.check.context import PhaseContext, after_last, is_part_of
@@ -18,12 +19,31 @@ from andgate.check.units import BASE_ORACLE
 from andgate.plugin.shard import collect_only_weight
 from andgate.process.requests import RunRequest
 from andgate.process.results import RunResult, class_facts
-from andgate.records import ItemResult, OracleFacts, Outcome, Role, Unpinned
+from andgate.records import (
+    ItemResult,
+    KnownBadFacts,
+    OracleFacts,
+    Outcome,
+    ReplayFacts,
+    Role,
+    Unpinned,
+)
 from andgate.trust.github import approves_head
 
 
-def run_oracle_phase(ctx: PhaseContext) -> None:
+@dataclass(frozen=True)
+class OracleOutcome:
+    """What the oracle phase found: the oracle class, the known-bad proof, and each
+    fixture's replay (in the manifest's order)."""
+
+    oracle: OracleFacts
+    known_bad: KnownBadFacts
+    replays: tuple[ReplayFacts, ...]
+
+
+def run_oracle_phase(ctx: PhaseContext) -> OracleOutcome:
     plan, state = ctx.plan, ctx.state
+    replays: list[ReplayFacts] = []  # appended to by the replay tasks, in any order
     request = RunRequest(
         "oracle",
         Role.ORACLE,
@@ -48,10 +68,10 @@ def run_oracle_phase(ctx: PhaseContext) -> None:
         # pin's weight, ends first and takes it. Before it, a shard the sizes misjudge
         # (one heavily parametrised file) would wait behind the whole collection.
         tasks.append(base_pin)
-    tasks += _replay_tasks(ctx, request, plain)
+    tasks += _replay_tasks(ctx, request, plain, replays)
     ctx.run("oracle phase", tasks)
     ctx.merge_class(RunName.ORACLE)
-    state.oracle = oracle_facts(
+    oracle = oracle_facts(
         state.runs.get(RunName.ORACLE),
         state.runs.get(RunName.BASE_ORACLE),
         # an owner's review of an earlier commit does not cover what head collects
@@ -60,11 +80,10 @@ def run_oracle_phase(ctx: PhaseContext) -> None:
         from_production=state.oracle_from_production,
     )
     order = {f.name: i for i, f in enumerate(ctx.config.known_bad)}
-    state.replays.sort(key=lambda r: order.get(r.name, 0))
-    state.known_bad = known_bad_facts(
-        ctx.config, state.replays, has_oracle=bool(plan.trusted_oracle_files)
-    )
+    replays.sort(key=lambda r: order.get(r.name, 0))
+    known_bad = known_bad_facts(ctx.config, replays, has_oracle=bool(plan.trusted_oracle_files))
     state.capture()
+    return OracleOutcome(oracle, known_bad, tuple(replays))
 
 
 def _base_pin_task(ctx: PhaseContext) -> Callable[[], object] | None:
@@ -132,7 +151,7 @@ def _telling(
 
 
 def _replay_tasks(
-    ctx: PhaseContext, request: RunRequest, plain: PlainRun
+    ctx: PhaseContext, request: RunRequest, plain: PlainRun, replays: list[ReplayFacts]
 ) -> list[Callable[[], object]]:
     manifest, plan = ctx.config.manifest, ctx.plan
     if not (manifest.oracle_must_fail_known_bad and plan.trusted_oracle_files):
@@ -142,8 +161,8 @@ def _replay_tasks(
         fixture, unit = ctx.config.known_bad[index], f"known-bad/{index}"
         recorded = ctx.work.recorded
         if recorded is not None:
-            return lambda: ctx.state.replays.append(recorded.replays[unit])
-        return lambda: ctx.state.replays.append(
+            return lambda: replays.append(recorded.replays[unit])
+        return lambda: replays.append(
             replay_fixture(
                 fixture,
                 index,

@@ -72,6 +72,16 @@ def plan_phases(
     seed = opts.hypothesis_seed
     state.property_seed = default_hypothesis_seed(base) if seed is None else seed
     return PhaseContext(
-        plan, config, pool, scratch, state, opts.jobs, opts.timeout, opts.cache_dir,
-        approved, work, opts.progress, user_xdist=runs_xdist(git, plan.base, plan.head),
-    )  # fmt: skip
+        plan=plan,
+        config=config,
+        pool=pool,
+        scratch=scratch,
+        state=state,
+        jobs=opts.jobs,
+        timeout=opts.timeout,
+        cache_dir=opts.cache_dir,
+        approved=approved,
+        work=work,
+        progress=opts.progress,
+        user_xdist=runs_xdist(git, plan.base, plan.head),
+    )

@@ -12,10 +12,10 @@ from andgate.check.context import PhaseContext
 from andgate.check.property.seeds import property_facts
 from andgate.check.state import RunName
 from andgate.process.requests import RunRequest
-from andgate.records import Role
+from andgate.records import PropertyFacts, Role
 
 
-def run_property_phase(ctx: PhaseContext) -> None:
+def run_property_phase(ctx: PhaseContext) -> PropertyFacts:
     plan, state, manifest = ctx.plan, ctx.state, ctx.config.manifest
     if plan.property_files:
         request = RunRequest(
@@ -34,7 +34,7 @@ def run_property_phase(ctx: PhaseContext) -> None:
         )
         ctx.run("property phase", tasks)
         ctx.merge_class(RunName.PROPERTY)
-    state.property = property_facts(
+    facts = property_facts(
         state.runs.get(RunName.PROPERTY),
         plan.property_files,
         required=manifest.require_property_class,
@@ -42,3 +42,4 @@ def run_property_phase(ctx: PhaseContext) -> None:
         empty_because=ctx.config.invariants_problem(f" (at {plan.base[:12]})") or "",
     )
     state.capture()
+    return facts
