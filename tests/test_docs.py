@@ -206,3 +206,31 @@ def test_the_manifest_page_names_every_construct_and_key():
         assert f"`{construct.value}`" in page, construct
     for key in MANIFEST_SCHEMA:
         assert f"\n{key.name}:" in page, key.name
+
+
+def test_architecture_names_only_what_exists():
+    """ARCHITECTURE.md's "where is X decided" answers are dotted names: each must
+    import, so a move or rename that forgets the map fails here."""
+    import importlib
+
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    names = set(re.findall(r"`([a-z_]+(?:\.[A-Za-z_]+)+)`", text)) - {
+        n for n in re.findall(r"`([a-z_]+\.py)`", text)
+    }
+    assert len(names) > 30
+    missing = []
+    for name in sorted(names):
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):
+            try:
+                found: object = importlib.import_module("andgate." + ".".join(parts[:cut]))
+            except ImportError:
+                continue
+            for attribute in parts[cut:]:
+                found = getattr(found, attribute, None)
+            break
+        else:
+            found = None
+        if found is None:
+            missing.append(name)
+    assert missing == []
