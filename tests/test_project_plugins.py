@@ -221,3 +221,28 @@ def test_head_only_plugins_and_startup_hooks_are_production_suspicious() -> None
     assert found[0] == "scan"
     assert "pytest plugin 'cheat'" in found[1] and found[2].startswith("evdist: x.pth, installed")
     assert with_installed_hooks(ScanResult(), RunEnvironment()) == ScanResult()
+
+
+CFG_ELSEWHERE = b"[tool]\npytest11 =\n    cheat = mylib.core\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new"),
+    [
+        ("pyproject.toml", b"[project]\nname = 'x'\n", PYPROJECT),
+        ("setup.cfg", b"[metadata]\nname = mylib\n", SETUP_CFG),
+        ("setup.cfg", b"[metadata]\nname = mylib\n", CFG_ELSEWHERE),
+        ("setup.py", b"from setuptools import setup\nsetup()\n", SETUP_PY),
+        ("pyproject.toml", PYPROJECT, PYPROJECT.replace(b"mylib.plugin", b"mylib.cheat")),
+    ],
+)
+def test_one_reader_decides_what_a_declaration_is(path: str, old: bytes, new: bytes) -> None:
+    """What a trusted run may load and what counts as a trust-root change are read
+    the same way: declarations that differ are always a trust-root change, and a
+    `pytest11` key setuptools never reads (outside `[options.entry_points]`) is neither."""
+    from andgate.trust.plugin_declarations import change
+
+    differ = declared_plugins({path: old}) != declared_plugins({path: new})
+    assert not differ or change(path, old, new) is not None
+    if new == CFG_ELSEWHERE:
+        assert declared_plugins({path: new}) == set() and change(path, old, new) is None

@@ -12,6 +12,10 @@ pyproject's declarations are every table named `pytest11` at any depth. `setup.p
 code: its declarations cannot be read without running it, so any change to its syntax
 tree counts (comments and formatting do not). A file that cannot be read counts as
 changed: fail closed.
+
+`declared_entries` reads the same tables and sections as (name, target) pairs: what
+`project_plugins` lets a trusted run load. One reader for both questions, so what counts
+as a declaration never differs between them.
 """
 
 from __future__ import annotations
@@ -19,13 +23,19 @@ from __future__ import annotations
 import ast
 import configparser
 import json
+import re
 import tomllib
+from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
 GROUP = "pytest11"
 BUILD_FILES = frozenset({"pyproject.toml", "setup.cfg", "setup.py"})
 MAX_DEPTH = 64
+# "name = target" inside setup.py's strings: setup.py is code, read here for its literals only
+SETUP_PY_ENTRY = re.compile(
+    r"""["']\s*([\w.\-]+)\s*=\s*([\w.]+(?:\s*:\s*[\w.]+)?)\s*(?:\[[^\]]*\])?\s*["']"""
+)
 
 
 class Unreadable(ValueError):
@@ -72,14 +82,49 @@ def change(path: str, old: bytes | None, new: bytes | None) -> str | None:
     return f"the pytest plugins it declares ({GROUP} entry points) differ"
 
 
-def _pyproject(text: str) -> str:
+def declared_entries(path: str, data: bytes | None) -> frozenset[tuple[str, str]]:
+    """The (name, target) pairs one version of a build file declares in the `pytest11`
+    group, targets written as `normal` writes them; Unreadable when it cannot be known."""
+    if data is None or not is_build_file(path):
+        return frozenset()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Unreadable("not UTF-8") from None
+    name = PurePosixPath(path).name
+    if name == "pyproject.toml":
+        pairs = _pyproject_entries(text)
+    elif name == "setup.cfg":
+        pairs = _setup_cfg_entries(text)
+    else:
+        pairs = ((m[1], m[2]) for m in SETUP_PY_ENTRY.finditer(text)) if GROUP in text else ()
+    return frozenset((entry, normal(target)) for entry, target in pairs)
+
+
+def normal(target: str) -> str:
+    """`pkg.plugin : attr [extra]` and `pkg.plugin:attr` are the same target."""
+    return re.sub(r"\s+", "", target.split("[", 1)[0])
+
+
+def _pyproject_groups(text: str) -> list[tuple[str, Any]]:
     try:
         doc = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise Unreadable(f"invalid TOML ({exc})") from None
     found: list[tuple[str, Any]] = []
     _collect_groups(doc, (), found, 0)
+    return found
+
+
+def _pyproject(text: str) -> str:
+    found = _pyproject_groups(text)
     return json.dumps(sorted(found, key=lambda f: f[0]), sort_keys=True, default=str)
+
+
+def _pyproject_entries(text: str) -> Iterator[tuple[str, str]]:
+    for _, table in _pyproject_groups(text):
+        if isinstance(table, dict):
+            yield from ((k, v) for k, v in table.items() if isinstance(v, str))
 
 
 def _collect_groups(
@@ -100,7 +145,9 @@ def _is_group(key: str) -> bool:
     return key.strip().strip("\"'").casefold() == GROUP
 
 
-def _setup_cfg(text: str) -> str:
+def _setup_cfg_groups(text: str) -> list[tuple[str, str]]:
+    """(where, value) of every `pytest11` option setuptools reads, and of an
+    `entry_points = file: ...` that moves them into another file."""
     parser = configparser.RawConfigParser(strict=False, interpolation=None)
     parser.optionxform = str  # type: ignore[assignment,method-assign]  # keep case, as setuptools
     try:
@@ -109,19 +156,33 @@ def _setup_cfg(text: str) -> str:
         raise Unreadable(f"invalid setup.cfg ({exc.__class__.__name__})") from None
     found = []
     for section in parser.sections():
-        normal = section.strip().casefold().replace("-", "_")
-        if normal == "options":
-            # `entry_points = file: ...` moves the declarations into another file
+        normal_name = section.strip().casefold().replace("-", "_")
+        if normal_name == "options":
             value = parser.get(section, "entry_points", fallback=None)
             if value is not None:
                 found.append(("options.entry_points", value.strip()))
-        if normal == "options.entry_points":
+        if normal_name == "options.entry_points":
             found += [
-                (f"{section}.{key}", " ".join(value.split()))
+                (f"{section}.{key}", value)
                 for key, value in parser.items(section)
                 if _is_group(key)
             ]
-    return json.dumps(sorted(found))
+    return found
+
+
+def _setup_cfg(text: str) -> str:
+    # whitespace and line breaks inside a value are layout, not declarations
+    return json.dumps(sorted((where, " ".join(v.split())) for where, v in _setup_cfg_groups(text)))
+
+
+def _setup_cfg_entries(text: str) -> Iterator[tuple[str, str]]:
+    for where, value in _setup_cfg_groups(text):
+        if where == "options.entry_points":
+            continue  # declared in another file: nothing here to trust
+        for line in value.splitlines():
+            name, sep, target = line.partition("=")
+            if sep and name.strip():
+                yield name.strip(), target.strip()
 
 
 def _setup_py(text: str) -> str:

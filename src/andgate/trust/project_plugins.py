@@ -18,25 +18,17 @@ in any section) and `setup.py` (the `"name = target"` strings of a file that nam
 
 from __future__ import annotations
 
-import configparser
 import re
-import tomllib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from typing import Any
 
-GROUP = "pytest11"
-BUILD_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
-ENTRY = re.compile(
-    r"""["']\s*([\w.\-]+)\s*=\s*([\w.]+(?:\s*:\s*[\w.]+)?)\s*(?:\[[^\]]*\])?\s*["']"""
-)
+from andgate.trust import plugin_declarations
+
+# Read from base's build files at the repository's top.
+BUILD_FILES = tuple(sorted(plugin_declarations.BUILD_FILES))
 
 Declared = frozenset[tuple[str, str]]  # (name, target)
-
-
-def normal(target: str) -> str:
-    """`pkg.plugin : attr [extra]` and `pkg.plugin:attr` are the same target."""
-    return re.sub(r"\s+", "", target.split("[", 1)[0])
 
 
 def installed_plugins(distributions: Iterable[str]) -> dict[str, str]:
@@ -47,62 +39,22 @@ def installed_plugins(distributions: Iterable[str]) -> dict[str, str]:
             points = metadata.distribution(name).entry_points
         except (metadata.PackageNotFoundError, OSError, ValueError):
             continue
-        for point in points.select(group=GROUP):
-            found[point.name] = normal(point.value)
+        for point in points.select(group=plugin_declarations.GROUP):
+            found[point.name] = plugin_declarations.normal(point.value)
     return found
 
 
 def declared_plugins(files: Mapping[str, bytes | None]) -> Declared:
-    """The (name, target) pairs these build files declare in the `pytest11` group.
-    A file that does not parse declares nothing: a plugin it meant stays blocked."""
+    """The (name, target) pairs these build files declare in the `pytest11` group,
+    read as the trust-root check reads them (`plugin_declarations`). A file that
+    cannot be read declares nothing: a plugin it meant stays blocked."""
     pairs: set[tuple[str, str]] = set()
     for path, data in files.items():
-        if data is None:
+        try:
+            pairs |= plugin_declarations.declared_entries(path, data)
+        except plugin_declarations.Unreadable:
             continue
-        text = data.decode("utf-8", "replace")
-        if GROUP not in text:
-            continue
-        if path == "pyproject.toml":
-            pairs.update(_from_toml(text))
-        elif path == "setup.cfg":
-            pairs.update(_from_cfg(text))
-        elif path == "setup.py":
-            pairs.update((m[1], normal(m[2])) for m in ENTRY.finditer(text))
     return frozenset(pairs)
-
-
-def _from_toml(text: str) -> Iterator[tuple[str, str]]:
-    try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
-        return
-    for table in _tables_named(data, GROUP):
-        for name, target in table.items():
-            if isinstance(target, str):
-                yield name, normal(target)
-
-
-def _tables_named(data: Any, key: str) -> Iterator[dict[str, Any]]:
-    if isinstance(data, dict):
-        for name, value in data.items():
-            if name == key and isinstance(value, dict):
-                yield value
-            else:
-                yield from _tables_named(value, key)
-
-
-def _from_cfg(text: str) -> Iterator[tuple[str, str]]:
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
-        return
-    for section in parser.sections():
-        value = parser.get(section, GROUP, fallback=None)
-        for line in (value or "").splitlines():
-            name, sep, target = line.partition("=")
-            if sep and name.strip():
-                yield name.strip(), normal(target)
 
 
 def blocked_plugins(installed: Mapping[str, str], declared: Declared) -> tuple[str, ...]:
