@@ -11,8 +11,9 @@ andgate is installed, so it is inert unless the gate passes
   items of other classes;
 - runs the items of the spec's `first_files` first (a known-bad replay's likely
   killers), each group in collection order: a reordering, never a selection;
-- keeps only the spec's `only_nodeids` when it names some (the oracle items a
-  skip from code skipped on head, run again on base);
+- keeps only the spec's `only_items` when it names some (the oracle items a
+  skip from code skipped on head, run again on base; a replay's timed-out item,
+  rerun alone), or all but its `skip_items`;
 - records each item's phase outcomes (with a skip's reason, and whether it was a
   skip for a missing module), the seeds property items ran with, and collection
   errors, and writes them to the results file at the end.
@@ -139,10 +140,12 @@ class Recorder:
         self.results_path = spec["results"]
         self.rules = Rules.from_json(spec["rules"])
         self.first_files = frozenset(spec.get("first_files") or ())
-        # Only these node ids run (the oracle items skipped on head, run again on
-        # base); None: every item of the class.
-        only = spec.get("only_nodeids")
+        # Only these node ids run and are recorded (the oracle items skipped on head,
+        # run again on base; a replay's timed-out item, rerun alone); None: every item
+        # of the class but `skip_items`.
+        only = spec.get("only_items")
         self.only = None if only is None else frozenset(only)
+        self.skip_items = frozenset(spec.get("skip_items") or ())
         allow = spec.get("allow_files")
         self.allow_files = None if allow is None else {self.root / p for p in allow}
         self.allow_dirs = set()
@@ -167,10 +170,6 @@ class Recorder:
         self.total, self.done, self.shown = 0, 0, 0.0
         # Reports carry pytest's node id; this maps it to the root-relative one.
         self.canonical: dict[str, str] = {}
-        # Rerun alone: only these items run (root-relative node ids).
-        only = spec.get("only_items")
-        self.only_items = None if only is None else frozenset(only)
-        self.skip_items = frozenset(spec.get("skip_items") or ())
         limit = spec.get("item_timeout")
         self.clock = ItemClock(float(limit)) if limit else None
 
@@ -223,8 +222,6 @@ class Recorder:
             if self.only is not None and facts.nodeid not in self.only:
                 drop.append(item)
                 continue
-            if self.only_items is not None:
-                wanted = wanted and facts.nodeid in self.only_items
             wanted = wanted and facts.nodeid not in self.skip_items
             record = {**facts.to_json(), "class": cls.value, "why": why}
             if wanted and self.role is not Role.COLLECT:

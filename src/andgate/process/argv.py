@@ -83,8 +83,8 @@ def pytest_argv(
         argv.append("--tb=native")
     if junit is not None:
         argv.append(f"--junitxml={junit}")
-    if request.only_nodeids is not None:
-        argv += selection_args(request.only_nodeids)
+    if request.only_items is not None:
+        argv += selection_args(request.only_items)
     return argv
 
 

@@ -77,9 +77,6 @@ class RunRequest:
     # likely killers, `replay_order`): an ordering only, every item still runs.
     first_files: tuple[str, ...] = ()
     collect_only: bool = False
-    # Only these node ids run (oracle items skipped on head, run again on base):
-    # pytest collects just their functions, the plugin keeps just these ids.
-    only_nodeids: tuple[str, ...] | None = None
     exitfirst: bool = False
     # A run whose failures are the expected outcome (a known-bad replay, a
     # discrimination run): only which items failed is read, never how.
@@ -91,7 +88,9 @@ class RunRequest:
     junit_name: str | None = None
     shard: Shard | None = None
     environment: RunEnvironment = field(default_factory=RunEnvironment)
-    # Only these items run (a replay's timed-out item, rerun alone), or all but these.
+    # Only these node ids run, and only they are recorded (the oracle items skipped on
+    # head, run again on base; a replay's timed-out item, rerun alone): pytest collects
+    # just their functions, the plugin keeps just these ids. Or all items but `skip_items`.
     only_items: tuple[str, ...] | None = None
     skip_items: tuple[str, ...] = ()
     item_timeout: float | None = None  # this run's limit, when not the environment's

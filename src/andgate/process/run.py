@@ -93,7 +93,6 @@ def run_pytest(
         "allow_files": None if request.allow_files is None else list(request.allow_files),
         "deny_files": list(request.deny_files),
         "first_files": list(request.first_files),
-        "only_nodeids": None if request.only_nodeids is None else list(request.only_nodeids),
         "hypothesis_seed": request.hypothesis_seed,
         "shard": None if request.shard is None else request.shard.to_json(),
         "checkout": None if environment.checkout is None else str(environment.checkout),

@@ -128,7 +128,7 @@ def _skips_on_base(ctx: PhaseContext) -> RunResult | None:
         Role.ORACLE,
         ctx.plan.base_oracle_rules,
         allow_files=tuple(files),
-        only_nodeids=nodeids,
+        only_items=nodeids,
         environment=ctx.state.environment,
     )
     ctx.run("oracle skips on base", [ctx.task(RunName.BASE_SKIPS, request, ctx.plan.base)])
