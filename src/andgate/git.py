@@ -405,6 +405,8 @@ def parse_raw_diff(raw: bytes) -> list[Change]:
     while i < len(fields) and fields[i]:
         meta = fields[i].decode().lstrip(":").split(" ")
         old_mode, new_mode, old_sha, new_sha, status = meta[:5]
+        old: str | None
+        new: str | None
         if status[0] in "RC":
             old, new = decode_path(fields[i + 1]), decode_path(fields[i + 2])
             i += 3

@@ -8,8 +8,9 @@ false, so the only way to an allow is every phase recorded and clean.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from andgate.records import (
     Bit,
@@ -37,6 +38,8 @@ from andgate.records import (
 )
 
 SCHEMA = "andgate.verdict/1"
+
+F = TypeVar("F")  # one phase's facts
 
 
 @dataclass(frozen=True)
@@ -394,6 +397,11 @@ def _f(code: Reason | Warning_, detail: str, bit: Bit | None = None) -> Finding:
 # -- the AND --------------------------------------------------------------------------
 
 
+def _found(phase_facts: F | None, rule: Callable[[F], list[Finding]]) -> list[Finding] | None:
+    """A phase's findings, or None when the phase was not recorded."""
+    return None if phase_facts is None else rule(phase_facts)
+
+
 def decide(facts: Facts) -> Verdict:
     """Allow only when every phase was recorded and none found a reason."""
     findings: list[Finding] = list(facts.warnings)
@@ -404,17 +412,17 @@ def decide(facts: Facts) -> Verdict:
     disputes = facts.disputes or DisputeFacts()
     disputed = {d.nodeid: d for d in disputes.disputes if d.oracle_at_base}
     phases = (
-        (facts.changes, Bit.AUTHORSHIP, authorship_findings),
-        (facts.lock, Bit.LOCKS, lock_findings),
-        (facts.oracle, Bit.ORACLE, lambda oracle: oracle_findings(oracle, disputed)),
-        (facts.known_bad, Bit.KNOWN_BAD, known_bad_findings),
-        (facts.property, Bit.PROPERTY, property_findings),
-        (facts.freezes, Bit.FREEZE, freeze_findings),
+        (Bit.AUTHORSHIP, _found(facts.changes, authorship_findings)),
+        (Bit.LOCKS, _found(facts.lock, lock_findings)),
+        (Bit.ORACLE, _found(facts.oracle, lambda oracle: oracle_findings(oracle, disputed))),
+        (Bit.KNOWN_BAD, _found(facts.known_bad, known_bad_findings)),
+        (Bit.PROPERTY, _found(facts.property, property_findings)),
+        (Bit.FREEZE, _found(facts.freezes, freeze_findings)),
     )
-    for phase_facts, bit, rule in phases:
-        if phase_facts is not None:
+    for bit, found in phases:
+        if found is not None:
             recorded.add(bit)
-            findings += rule(phase_facts)  # type: ignore[operator]
+            findings += found
     if facts.untrusted is not None:
         recorded.add(Bit.UNTRUSTED)
         findings += untrusted_findings(facts.untrusted, facts.fail_closed_untrusted)

@@ -15,7 +15,7 @@ working tree: every pytest process gets a temporary worktree.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -217,7 +217,7 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def table(rows: list[tuple[str, ...]]) -> list[str]:
+def table(rows: Sequence[tuple[str, ...]]) -> list[str]:
     """Left-aligned columns, two spaces apart, indented under a heading."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from andgate.check.pipeline import CheckOptions, run_check
+from andgate.check.options import CheckOptions
+from andgate.check.pipeline import run_check
 from andgate.commands.sample import AGENT, SAMPLE_TODAY, SampleRepo, build_sample
 from andgate.verdict import Verdict
 

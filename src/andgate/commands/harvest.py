@@ -407,5 +407,5 @@ def _without_docstrings(tree: ast.Module) -> ast.Module:
         first = body[0]
         value = first.value if isinstance(first, ast.Expr) else None
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
-            node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
+            node.body = body[1:] or [ast.Pass()]
     return tree

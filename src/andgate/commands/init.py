@@ -115,7 +115,8 @@ def run_init(
     root = git.repo
     survey = survey_repo(git)
     layout = Layout.of(manifest, _existing_manifest(root, manifest))
-    created, skipped = [], []
+    created: list[str] = []
+    skipped: list[str] = []
     files = scaffold(layout, survey)
     if github:
         files[GITHUB_WORKFLOW] = github_workflow(survey.install)

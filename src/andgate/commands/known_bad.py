@@ -24,6 +24,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -244,7 +245,7 @@ def _harvest_tasks(
         tally.record(result.fate.value)
         return result
 
-    return [lambda f=fix, i=index: task(f, i) for index, fix in enumerate(fixes)]
+    return [partial(task, fix, index) for index, fix in enumerate(fixes)]
 
 
 @dataclass(frozen=True)
@@ -499,7 +500,7 @@ def _mutant_tasks(
         tally.record(run.status)
         return run
 
-    return [lambda m=mutant, i=index: task(m, i) for index, mutant in enumerate(mutants)]
+    return [partial(task, mutant, index) for index, mutant in enumerate(mutants)]
 
 
 def most_useful(killed: Sequence[MutantRun], count: int) -> list[MutantRun]:
@@ -507,7 +508,8 @@ def most_useful(killed: Sequence[MutantRun], count: int) -> list[MutantRun]:
     first (a fixture per place the oracles guard), smallest diff first."""
     ranked = sorted(killed, key=lambda r: (r.mutant.size, r.mutant.path, r.mutant.line))
     seen: set[tuple[str, str]] = set()
-    first, rest = [], []
+    first: list[MutantRun] = []
+    rest: list[MutantRun] = []
     for run in ranked:
         key = (run.mutant.path, run.mutant.function)
         (rest if key in seen else first).append(run)

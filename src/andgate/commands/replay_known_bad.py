@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from andgate.check.oracle.replay import replay_fixture
@@ -123,9 +124,10 @@ def _replay_all(
     tasks: list[Callable[[], RunResult | ReplayFacts]] = [baseline]
     for index, fixture in enumerate(config.known_bad):
         tasks.append(
-            lambda f=fixture, i=index: replay_fixture(
-                f,
-                i,
+            partial(
+                replay_fixture,
+                fixture,
+                index,
                 pool=pool,
                 commit=plan.trusted,
                 oracle_request=request,

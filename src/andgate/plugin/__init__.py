@@ -79,7 +79,8 @@ def activate(spec_path: str) -> None:
 
 def _read_spec(spec_path: str) -> dict[str, Any]:
     with open(spec_path, encoding="utf-8") as fh:
-        return json.load(fh)
+        spec: dict[str, Any] = json.load(fh)
+    return spec
 
 
 def redirect_imports(spec_path: str) -> None:
@@ -192,6 +193,7 @@ class Recorder:
         """Files belong to exactly one shard; folders are walked by every shard."""
         if path.is_dir():
             return True
+        assert self.shard is not None  # asked only when sharding
         return owns(self.shard, self._relative(path) or str(path))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -337,7 +339,8 @@ class Recorder:
         on their own, and pytest-rerunfailures reports each failed attempt as
         'rerun' before the attempt that counts."""
         entry = self.reports.setdefault(report.nodeid, {})
-        if report.outcome == "rerun":
+        outcome: str = report.outcome  # pytest's three, and pytest-rerunfailures' "rerun"
+        if outcome == "rerun":
             entry["reruns"] = entry.get("reruns", 0) + 1
             entry.setdefault("rerun_message", _failure_summary(report))
             entry.setdefault("attempts", []).append([report.when, _failure_summary(report)])
@@ -401,7 +404,9 @@ class Recorder:
             self.foreign.update(found)
         self.unscanned += redirect.unscanned_modules(str(self.root))
         if self.is_worker:
-            self.config.workeroutput[WORKER_KEY] = json.dumps(self._worker_payload(), default=repr)
+            # pytest-xdist gives a worker's config its workeroutput dict.
+            workeroutput: dict[str, str] = self.config.workeroutput  # type: ignore[attr-defined]
+            workeroutput[WORKER_KEY] = json.dumps(self._worker_payload(), default=repr)
             return
         payload = {
             "schema": RESULTS_SCHEMA,

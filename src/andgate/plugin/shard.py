@@ -57,7 +57,8 @@ def owns(shard: Mapping[str, Any], path: str) -> bool:
     within = shard.get("within")
     if within is not None and not owns(within, path):
         return False
-    return shard_of(path, shard["count"], shard["assign"]) == shard["index"]
+    index: int = shard["index"]
+    return shard_of(path, shard["count"], shard["assign"]) == index
 
 
 def collect_only_weight(sizes: Mapping[str, int]) -> int:

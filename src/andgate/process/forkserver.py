@@ -299,7 +299,6 @@ def _fork(request: dict[str, Any], initial_path: list[str]) -> int:
     finally:
         _flush()
         os._exit(code)
-    return 0  # never reached
 
 
 def _flush() -> None:

@@ -114,9 +114,12 @@ def find_installed_project(checkout: Path, tracked: Iterable[str]) -> InstalledP
     """Distributions installed from `checkout` (the repository's top level), with
     their import names and the tracked folders those names live in."""
     tracked = list(tracked)
-    dists, names, roots = [], set(), set()
+    dists: list[str] = []
+    names: set[str] = set()
+    roots: set[str] = set()
     for dist in _installed_from(checkout):
-        dists.append(dist.metadata.get("Name", "?"))
+        # The metadata is an email Message, whose get() typeshed declares from 3.12 on only.
+        dists.append(dist.metadata.get("Name", "?"))  # type: ignore[attr-defined]
         for name in _top_level_names(dist):
             root = _root_of(name, tracked)
             if root is not None:

@@ -6,8 +6,8 @@ message and properties the way the workflow-command syntax requires, so a test
 message holding "\\n::set-output ..." stays inside one annotation.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: this module's `annotations()` would
+# redefine the name, which mypy rejects; every annotation below is valid at run time.
 import ast
 import json
 import os
@@ -193,7 +193,7 @@ def publish(
         return []
     reasons = list(verdict_json.get("reasons") or [])
     lines = annotations(reasons, locations)
-    targets = (
+    targets: tuple[tuple[str, Callable[[], str]], ...] = (
         ("GITHUB_STEP_SUMMARY", lambda: truncate_summary(summary_md)),
         ("GITHUB_OUTPUT", lambda: _outputs(verdict_json, reasons, artifacts_dir, exit_code)),
     )

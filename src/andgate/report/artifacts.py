@@ -178,4 +178,5 @@ def merge_junit(documents: Sequence[bytes]) -> bytes | None:
         except ET.ParseError:
             return None
         merged.extend(list(root) if root.tag == "testsuites" else [root])
-    return ET.tostring(merged, encoding="utf-8", xml_declaration=True)
+    out: bytes = ET.tostring(merged, encoding="utf-8", xml_declaration=True)
+    return out

@@ -328,6 +328,8 @@ def claim_artifacts_for(repo_arg: Path, artifacts: Path | None) -> ArtifactsFold
             "pass --repo DIR naming a git checkout"
         )
     git = Git(repo_arg)
+    repo: Path | None
+    git_dirs: tuple[Path, ...]
     try:
         lines = git.out("rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
         top, git_dir, common = lines.splitlines()

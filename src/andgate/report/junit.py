@@ -82,7 +82,8 @@ def annotate(
     for nodeid in frozen:
         for case in cases.get(junit_key(nodeid), []):
             _mark_frozen(case)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    out: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return out
 
 
 def _final_failed(case: ET.Element) -> bool:

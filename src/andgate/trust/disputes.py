@@ -129,7 +129,7 @@ def _checked_nodeid(nodeid: str, where: str) -> str:
 
 
 def _checked_reason(entry: Mapping[str, Any], where: str) -> str:
-    reason = entry["reason"].strip()
+    reason: str = entry["reason"].strip()
     if len(reason) > MAX_REASON:
         raise DisputesFileError(
             f"{where}: reason has {len(reason)} characters, over {MAX_REASON}; say in a "

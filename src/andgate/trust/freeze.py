@@ -91,10 +91,14 @@ def parse_freezes(text: bytes | str | None, source: str, max_days: int) -> Freez
     except FreezeFileError as exc:
         return FreezeSet(source, invalid=(FreezeProblem(None, None, str(exc)),))
     ids = Counter(_id_of(e) for e in entries)
-    valid, invalid = [], []
+    valid: list[Freeze] = []
+    invalid: list[FreezeProblem] = []
     for index, entry in enumerate(entries):
         result = _validate_entry(entry, index, source, max_days, ids)
-        (valid if isinstance(result, Freeze) else invalid).append(result)
+        if isinstance(result, Freeze):
+            valid.append(result)
+        else:
+            invalid.append(result)
     return FreezeSet(source, tuple(valid), tuple(invalid))
 
 

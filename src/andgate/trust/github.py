@@ -19,6 +19,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -169,7 +170,7 @@ def get_json(url: str, token: str, timeout: float) -> tuple[Any, str | None]:
 
 
 def _http_problem(exc: urllib.error.HTTPError) -> str:
-    headers = exc.headers or {}
+    headers: Mapping[str, str] | Message = exc.headers or {}
     if exc.code in (403, 429) and headers.get("x-ratelimit-remaining") == "0":
         reset = headers.get("x-ratelimit-reset", "?")
         return f"GitHub API rate limit exhausted (HTTP {exc.code}; resets at epoch {reset})"

@@ -30,7 +30,7 @@ class StrictLoader(yaml.SafeLoader):
 
     def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[no-untyped-call]  # unannotated in types-PyYAML
             raise yaml.constructor.ConstructorError(
                 None, None, "YAML aliases (*name) are not allowed here", event.start_mark
             )

@@ -147,7 +147,7 @@ class ConfigChanges(dict[str, str]):
     """
 
     def __init__(self, *args: object, **kwargs: str) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        super().__init__(*args, **kwargs)
         self.plugins: dict[str, str] = {}
 
     def __call__(self, path: str) -> bool:

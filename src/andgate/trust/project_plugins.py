@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from importlib import metadata
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 from andgate.trust import plugin_declarations
 
@@ -97,7 +98,10 @@ def _startup_hook(dist: metadata.Distribution, file: Any) -> str | None:
     if not base.endswith(".pth"):
         return None
     try:
-        text = dist.locate_file(file).read_text(encoding="utf-8", errors="replace")
+        # typeshed's SimplePath (3.11) has a read_text() without arguments; the
+        # path finders' PathDistribution returns a pathlib.Path, which takes them.
+        path = cast(Path, dist.locate_file(file))
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return "a .pth file andgate cannot read (it cannot be shown to be the editable hook)"
     for line in text.splitlines():

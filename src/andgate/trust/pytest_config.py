@@ -29,8 +29,12 @@ from typing import Any
 
 import iniconfig
 
+# A private function whose signature varies between pytest versions: checked before use.
+_pytest_loader: Callable[..., Any] | None
 try:
-    from _pytest.config.findpaths import load_config_dict_from_file as _pytest_loader
+    from _pytest.config import findpaths as _findpaths
+
+    _pytest_loader = _findpaths.load_config_dict_from_file
 except Exception:  # an older or newer pytest: the fallback below reads instead
     _pytest_loader = None
 try:
@@ -113,6 +117,7 @@ def read(name: str, data: bytes | None) -> Reading:
 
 
 def read_with_pytest(name: str, data: bytes | None) -> Reading:
+    # Chosen only when pytest_reader_available(); a None here would fail as a problem.
     return _read(name, data, _pytest_loader)  # type: ignore[arg-type]
 
 
@@ -191,7 +196,7 @@ def _andgate_table(path: Path) -> Any:
 # -- the fallback: pytest 9's rules, on iniconfig and tomllib ----------------------------
 
 
-def _fallback_loader(path: Path) -> dict[str, tuple[str, Any]] | None:
+def _fallback_loader(path: Path) -> dict[str, _Value] | None:
     """What pytest 9.2's `load_config_dict_from_file` returns, as {key: (mode, value)}."""
     name = path.name
     if name.endswith(".toml"):

@@ -43,11 +43,16 @@ def build_inventory(
     flake: RunResult | None,
 ) -> list[Record]:
     records: dict[str, Record] = {}
-    for item in untrusted.items if untrusted else ():
-        outcome = untrusted.outcome(item.facts.nodeid).value if item.cls == "untrusted" else None
-        records[item.facts.nodeid] = Record(item.facts, item.cls, item.why, outcome)
+    if untrusted:
+        for item in untrusted.items:
+            outcome = (
+                untrusted.outcome(item.facts.nodeid).value if item.cls == "untrusted" else None
+            )
+            records[item.facts.nodeid] = Record(item.facts, item.cls, item.why, outcome)
     for run, cls in ((oracle, "oracle"), (prop, "property"), (flake, "frozen_flake")):
-        for item in run.selected(cls) if run else ():
+        if not run:
+            continue
+        for item in run.selected(cls):
             outcome = run.outcome(item.facts.nodeid).value
             records[item.facts.nodeid] = Record(item.facts, item.cls, item.why, outcome)
     return sorted(records.values(), key=lambda r: r.facts.nodeid)

@@ -189,7 +189,7 @@ def make_plan(
     )
     base_oracle = matching(base_files, manifest.oracle.globs)
     trusted_oracle = matching(trusted_files, manifest.oracle.globs)
-    deny = set()
+    deny: set[str] = set()
     if not oracle_markers:
         deny |= head_oracle
     if not manifest.property.markers:

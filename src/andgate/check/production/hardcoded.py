@@ -148,8 +148,8 @@ def oracle_literals(oracle_sources: Mapping[str, bytes]) -> dict[LiteralKey, Ora
     found: dict[LiteralKey, OracleSource] = {}
     for path in sorted(oracle_sources):
         if path.endswith(".json"):
-            for key in json_literals(oracle_sources[path]):
-                found.setdefault(key, OracleSource(path, "", 0, expected=True))
+            for literal in json_literals(oracle_sources[path]):
+                found.setdefault(literal, OracleSource(path, "", 0, expected=True))
             continue
         tree = parse(oracle_sources[path])
         if tree is None:
@@ -290,9 +290,9 @@ def _compared_literals(tree: ast.Module) -> dict[int, str]:
                         for item in side.elts:
                             found.setdefault(id(item), f"searched with {form}")
         elif isinstance(node, ast.Dict):
-            for item in node.keys:
-                if item is not None:
-                    found.setdefault(id(item), "as a dict key")
+            for dict_key in node.keys:
+                if dict_key is not None:
+                    found.setdefault(id(dict_key), "as a dict key")
         elif isinstance(node, ast.MatchValue):
             found.setdefault(id(node.value), "as a match case")
     return found

@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, TypeGuard
 
 from andgate.records import Construct
 from andgate.trust.paths import is_gitattributes, matches
@@ -232,7 +232,7 @@ def is_main_guard(test: ast.expr) -> bool:
     return isinstance(test.ops[0], ast.Eq) and names == {"__name__"} and consts == {"__main__"}
 
 
-def is_docstring(stmt: ast.stmt) -> bool:
+def is_docstring(stmt: ast.stmt) -> TypeGuard[ast.Expr]:
     """A bare string statement: a docstring, or an attribute docstring."""
     return (
         isinstance(stmt, ast.Expr)
@@ -398,6 +398,7 @@ class Scanner:
         values = {constant_value(r.value) for r in returns}
         if returns and len(values) == 1 and None not in values:
             value = next(iter(values))
+            assert value is not None  # None is not in values
             lines = frozenset({node.lineno}).union(*(node_lines(r) for r in returns))
             key = (Construct.CONSTANT_COMPARISON.value, qualname, repr(value))
             detail = f"{node.name} always returns {value[1]!r}"
@@ -1004,7 +1005,8 @@ LiteralKey = tuple[str, object]
 def literal_key(node: ast.AST) -> LiteralKey | None:
     """A comparable key for a literal (list and tuple alike); None for anything else."""
     if isinstance(node, ast.Constant):
-        value = node.value
+        # object, not typeshed's union: a folded constant may be a tuple or frozenset.
+        value: object = node.value
         if isinstance(value, bool) or value is None or value is Ellipsis:
             return ("const", value)
         if isinstance(value, int | float | complex):
@@ -1030,7 +1032,7 @@ def is_trivial_number(value: object) -> bool:
     if float(value).is_integer():
         number = abs(int(value))
         return number <= 10 or number in ROUND_INTS or is_round(number)
-    return abs(value) <= 10 and (value * 4).is_integer()  # 0.5, 2.25, -0.75
+    return abs(value) <= 10 and float(value * 4).is_integer()  # 0.5, 2.25, -0.75
 
 
 def is_round(number: int) -> bool:
