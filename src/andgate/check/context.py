@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -47,7 +47,7 @@ class PhaseContext:
     # process (its workers use the cores) instead of one per job with workers each.
     user_xdist: bool = False
 
-    def run(self, phase: str, tasks: list[Callable[[], object]]) -> None:
+    def run(self, phase: str, tasks: Sequence[Callable[[], object]]) -> None:
         """Run a phase's tasks in parallel, with a status line of items done of
         total (summed over the phase's pytest processes) while they run."""
         progress = self.progress

@@ -10,9 +10,14 @@ import datetime as dt
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from andgate.errors import BadInput
 from andgate.report.console import print_verdict, publish_to_github
+
+if TYPE_CHECKING:  # the check's modules load only when a check runs
+    from andgate.report.artifacts import Artifacts
+    from andgate.verdict import Verdict
 
 
 def _names(values: Sequence[str]) -> tuple[str, ...]:
@@ -21,7 +26,8 @@ def _names(values: Sequence[str]) -> tuple[str, ...]:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from andgate.check.cache import default_cache_dir
-    from andgate.check.pipeline import CheckOptions, run_check
+    from andgate.check.options import CheckOptions
+    from andgate.check.pipeline import run_check
     from andgate.report.progress import Progress
     from andgate.trust.github import names_from_env
 
@@ -101,7 +107,7 @@ def _run_shard(opts) -> int:  # type: ignore[no-untyped-def]
 
 def cmd_combine(args: argparse.Namespace) -> int:
     from andgate.check.matrix import run_combine
-    from andgate.check.pipeline import CheckOptions
+    from andgate.check.options import CheckOptions
 
     verdict, artifacts = run_combine(
         args.bundles, CheckOptions(repo=args.repo, artifacts=args.artifacts, cache_dir=None)
@@ -109,7 +115,7 @@ def cmd_combine(args: argparse.Namespace) -> int:
     return _show(verdict, artifacts, args)
 
 
-def _show(verdict, artifacts, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
+def _show(verdict: Verdict, artifacts: Artifacts, args: argparse.Namespace) -> int:
     if args.json:
         # From memory: the bytes written to verdict.json, never read back from disk.
         print(artifacts.verdict_json.decode("utf-8"), end="")

@@ -71,7 +71,13 @@ def read_results(
     label: str, code: int, seconds: float, results: Path, log: Path, junit: Path | None
 ) -> RunResult:
     """Parse the plugin's results file; anything malformed is an error, never a pass."""
-    base = {"label": label, "exit_code": code, "seconds": seconds, "log": log, "junit": junit}
+    base: dict[str, Any] = {
+        "label": label,
+        "exit_code": code,
+        "seconds": seconds,
+        "log": log,
+        "junit": junit,
+    }
     if code == EXIT_CANNOT_IMPORT and not results.exists():
         return RunResult(
             **base,
@@ -284,7 +290,8 @@ class _Elements:
 
 def _member_key(text: str, idx: int) -> tuple[str, int]:
     """An object member's key at `idx` and where its value starts."""
-    key, idx = json.decoder.scanstring(text, _expect(text, idx, '"'))
+    # json.decoder.scanstring exists (the C scanner's fallback) but typeshed omits it
+    key, idx = json.decoder.scanstring(text, _expect(text, idx, '"'))  # type: ignore[attr-defined]
     return key, _skip(text, _expect(text, _skip(text, idx), ":"))
 
 

@@ -25,7 +25,7 @@ import configparser
 import json
 import re
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -92,6 +92,7 @@ def declared_entries(path: str, data: bytes | None) -> frozenset[tuple[str, str]
     except UnicodeDecodeError:
         raise Unreadable("not UTF-8") from None
     name = PurePosixPath(path).name
+    pairs: Iterable[tuple[str, str]]
     if name == "pyproject.toml":
         pairs = _pyproject_entries(text)
     elif name == "setup.cfg":

@@ -241,17 +241,20 @@ def plan_discrimination(
     tasks = [_task(ctx, index, b, files, found) for index, b in enumerate(breakages)]
     order = {b.name: i for i, b in enumerate(breakages)}  # not the order they finished in
 
+    def by_order(name: str) -> int:
+        return order.get(name, len(order))
+
     def finish() -> DiscriminationFacts:
         run = state.runs.get(RunName.UNTRUSTED)
         agent = _agent_items([run] if run is not None else [], files, added)
         if not agent:
             return DiscriminationFacts(required=required)
         return DiscriminationFacts(
-            items=tuple((n, tuple(sorted(found.killed_by(n), key=order.get))) for n in agent),
-            against=tuple(sorted(found.ran, key=order.get)),
+            items=tuple((n, tuple(sorted(found.killed_by(n), key=by_order))) for n in agent),
+            against=tuple(sorted(found.ran, key=by_order)),
             required=required,
             incomplete=bool(found.skipped),
-            skipped=tuple(sorted(found.skipped, key=order.get)),
+            skipped=tuple(sorted(found.skipped, key=by_order)),
             budget=found.spent,
         )
 
@@ -375,7 +378,7 @@ def _production(ctx: PhaseContext) -> set[str]:
 
 def _added_lines(old: str, new: str) -> set[int]:
     matcher = difflib.SequenceMatcher(a=old.splitlines(), b=new.splitlines(), autojunk=False)
-    added = set()
+    added: set[int] = set()
     for tag, _, _, j1, j2 in matcher.get_opcodes():
         if tag in ("replace", "insert"):
             added.update(range(j1 + 1, j2 + 1))
