@@ -729,7 +729,7 @@ SABOTAGE = {
 @pytest.mark.parametrize("how", sorted(SABOTAGE))
 def test_a_plugin_broken_by_a_test_is_gate_error_not_a_pass(sample, how):
     source = (
-        "from andgate.plugin import RECORDER_KEY\n\n\n"
+        "from andgate.plugin.hooks import RECORDER_KEY\n\n\n"
         f"def test_sabotage(request):\n    {SABOTAGE[how]}\n"
     )
     head = sample.change(lambda r: r.write({"tests/test_sabotage.py": source}))

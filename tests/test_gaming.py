@@ -331,7 +331,7 @@ MONKEYPATCHER = '''\
 
 import _pytest.reports
 
-import andgate.plugin
+import andgate.plugin.hooks
 from andgate.records import TrustClass
 
 _init = _pytest.reports.TestReport.__init__
@@ -344,7 +344,7 @@ def _passing(self, *args, **kwargs):
 
 
 _pytest.reports.TestReport.__init__ = _passing
-andgate.plugin.classify_item = lambda facts, rules: (TrustClass.UNTRUSTED, "forged")
+andgate.plugin.hooks.classify_item = lambda facts, rules: (TrustClass.UNTRUSTED, "forged")
 
 
 def test_agent():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from andgate import plugin
+from andgate.plugin import hooks as plugin
 from andgate.commands import cli
 from andgate.plugin import isolation
 from andgate.plugin.classify import Rules

@@ -169,7 +169,7 @@ def test_the_plan_blocks_what_the_declaring_commit_does_not_declare() -> None:
     assert head_only_plugins(bare, "base-sha", project) == ("andgate",)  # type: ignore[arg-type]
     assert bare.asked == {"base-sha"}
     declares = BaseFiles(
-        {"pyproject.toml": b'[x.entry-points.pytest11]\nandgate = "andgate.plugin"\n'}
+        {"pyproject.toml": b'[x.entry-points.pytest11]\nandgate = "andgate.plugin.hooks"\n'}
     )
     assert head_only_plugins(declares, "base-sha", project) == ()  # type: ignore[arg-type]
     assert head_only_plugins(bare, "base-sha", InstalledProject()) == ()  # type: ignore[arg-type]

@@ -22,14 +22,14 @@ EXIT_CANNOT_IMPORT = 121
 BOOTSTRAP = (
     "import json, os, sys\n"
     "try:\n"
-    "    import andgate.plugin, andgate.plugin.redirect, pytest\n"
+    "    import andgate.plugin.hooks, andgate.plugin.redirect, pytest\n"
     "except ImportError as exc:\n"
     "    print('andgate-bootstrap:', exc, file=sys.stderr)\n"
     f"    raise SystemExit({EXIT_CANNOT_IMPORT})\n"
     "launch = json.loads(sys.stdin.readline())\n"
     "os.dup2(os.open(os.devnull, os.O_RDONLY), 0)\n"
     "sys.path.insert(0, os.getcwd())\n"
-    "andgate.plugin.activate(launch['spec'])\n"
+    "andgate.plugin.hooks.activate(launch['spec'])\n"
     "code = int(pytest.main(launch['args']))\n"
     "sys.stdout.flush()\n"
     "sys.stderr.flush()\n"
@@ -68,7 +68,7 @@ def pytest_argv(
         for name in request.environment.head_only_plugins:
             argv += ["-p", f"no:{name}"]
     if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
-        argv += ["-p", "andgate.plugin"]
+        argv += ["-p", "andgate.plugin.hooks"]
     if request.collect_only:
         argv.append("--collect-only")
     if request.exitfirst:

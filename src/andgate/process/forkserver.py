@@ -3,7 +3,7 @@ child per pytest run.
 
 PYTEST_DONT_REWRITE. Runs as `python -P -c SERVER` (see `run.py`), with the
 environment every run gets, so imports only the standard library before it
-imports what the bootstrap imports (`andgate.plugin`, `andgate.plugin.redirect`,
+imports what the bootstrap imports (`andgate.plugin.hooks`, `andgate.plugin.redirect`,
 `pytest`), then the `_pytest` modules `pytest.main` loads (`_preimport`; not
 the `pytest11` plugins' modules, see there). No repository
 code ever runs in the server: each child is a fresh fork of a process that
@@ -179,7 +179,7 @@ def _import_bootstrap() -> str | None:
     import importlib
 
     try:
-        for name in ("andgate.plugin", "andgate.plugin.redirect", "pytest"):
+        for name in ("andgate.plugin.hooks", "andgate.plugin.redirect", "pytest"):
             importlib.import_module(name)
     except ImportError as exc:
         return f"cannot import: {exc}"
@@ -343,9 +343,9 @@ def _max_fd() -> int:
 # (run.BOOTSTRAP; a test keeps the two in step), run in `__main__` as there.
 BOOTSTRAP_REST = (
     "import json, os, sys\n"
-    "import andgate.plugin, andgate.plugin.redirect, pytest\n"
+    "import andgate.plugin.hooks, andgate.plugin.redirect, pytest\n"
     "sys.path.insert(0, os.getcwd())\n"
-    "andgate.plugin.activate(launch['spec'])\n"
+    "andgate.plugin.hooks.activate(launch['spec'])\n"
     "code = int(pytest.main(launch['args']))\n"
     "sys.stdout.flush()\n"
     "sys.stderr.flush()\n"

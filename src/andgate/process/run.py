@@ -20,7 +20,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -149,7 +149,7 @@ def _xdist_collections_differ(result: RunResult) -> bool:
 atexit.register(stop_fork_server)
 
 
-def run_parallel(tasks: list[Callable[[], T]], jobs: int) -> list[T]:
+def run_parallel(tasks: Sequence[Callable[[], T]], jobs: int) -> list[T]:
     """Run tasks on up to `jobs` threads, results in task order.
 
     On Ctrl-C, SIGTERM or an error, every pytest process is killed, workers

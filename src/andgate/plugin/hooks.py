@@ -1,0 +1,634 @@
+"""andgate's pytest plugin: selects one trust class and records what really ran.
+
+PYTEST_DONT_REWRITE. Loaded into every pytest process of an environment where
+andgate is installed, so it is inert unless the gate passes
+`--andgate-run=SPEC.json`: it then registers a recorder that
+
+- keeps pytest from even importing test files outside the class it runs
+  (`pytest_ignore_collect`), so untrusted test code never runs in the oracle or
+  property process;
+- classifies every collected item with the gate's own rules and deselects the
+  items of other classes;
+- runs the items of the spec's `first_files` first (a known-bad replay's likely
+  killers), each group in collection order: a reordering, never a selection;
+- keeps only the spec's `only_items` when it names some (the oracle items a
+  skip from code skipped on head, run again on base; a replay's timed-out item,
+  rerun alone), or all but its `skip_items`;
+- records each item's phase outcomes (with a skip's reason, and whether it was a
+  skip for a missing module), the seeds property items ran with, and collection
+  errors, and writes them to the results file at the end.
+
+Under pytest-xdist the controller runs no collection: each worker classifies,
+deselects and records its items and seeds and sends them back through
+`workeroutput`, while outcomes reach the controller as reports. Every report
+counts: an item's outcome per phase is the worst it reported (a failing
+unittest `subTest`, a failed attempt that pytest-rerunfailures retried).
+
+It imports only pytest and the standard library, opens files only inside
+`with` blocks and emits no warnings: many suites run with `-W error`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from andgate.plugin import isolation, redirect
+from andgate.plugin.classify import ItemFacts, Rules, classify_item
+from andgate.plugin.shard import owns
+from andgate.records import XDIST_COLLECTIONS_DIFFER, Role
+
+RESULTS_SCHEMA = "andgate.results/1"
+RECORDER_KEY = pytest.StashKey["Recorder"]()
+WORKER_KEY = "andgate"
+# Worse outcomes win when an item reports a phase more than once.
+SEVERITY = {"passed": 0, "skipped": 1, "failed": 2}
+# After an item's time is up, its alarm fires again this often: code that swallows
+# the first ItemTimeout (`except BaseException`) still stops.
+REFIRE = 1.0
+# A teardown after the item's time is up still gets this long to clean up.
+TEARDOWN_GRACE = 5.0
+
+
+class ItemTimeout(BaseException):
+    """Raised in the main thread when a test item runs past its limit. Not an
+    Exception: test code's `except Exception` must not swallow it."""
+
+
+def timed_out_message(limit: float) -> str:
+    return f"timed out after {limit:g} s"
+
+
+def activate(spec_path: str) -> None:
+    """Called by the gate's bootstrap before pytest starts, before any repository
+    code runs: nothing this process executes gains privileges (a setuid `sudo`),
+    and imports of the project go to this process's worktree."""
+    isolation.no_new_privs()
+    redirect_imports(spec_path)
+
+
+def _read_spec(spec_path: str) -> dict[str, Any]:
+    with open(spec_path, encoding="utf-8") as fh:
+        spec: dict[str, Any] = json.load(fh)
+    return spec
+
+
+def redirect_imports(spec_path: str) -> None:
+    """Point imports of the project at this process's worktree (see `redirect`)."""
+    spec = _read_spec(spec_path)
+    if spec.get("checkout"):
+        redirect.apply(spec["checkout"], spec["root"], spec.get("project", {}).get("roots", ()))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """xdist workers are fresh interpreters: redirect before any conftest imports."""
+    spec_path = getattr(early_config.known_args_namespace, "andgate_run", None)
+    if spec_path:
+        redirect_imports(spec_path)  # idempotent: the bootstrap did it in the controller
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("andgate", "andgate merge gate (set by `andgate check`)")
+    group.addoption(
+        "--andgate-run",
+        dest="andgate_run",
+        default=None,
+        metavar="SPEC",
+        help="internal: run one andgate trust class as described by this JSON file",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    spec_path = config.getoption("andgate_run", None)
+    if not spec_path:
+        return
+    spec = _read_spec(spec_path)
+    seed = spec.get("hypothesis_seed")
+    # Set before Hypothesis's own pytest_configure reads it (we run tryfirst).
+    if seed is not None and getattr(config.option, "hypothesis_seed", "absent") is None:
+        config.option.hypothesis_seed = seed
+    recorder = Recorder(spec, config)
+    config.stash[RECORDER_KEY] = recorder
+    config.pluginmanager.register(recorder, "andgate-recorder")
+
+
+def _relative(path: Path, root: Path) -> str | None:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+class Recorder:
+    """Per-run state; one instance per pytest session the gate started."""
+
+    def __init__(self, spec: dict[str, Any], config: pytest.Config) -> None:
+        self.config = config
+        self.role = Role(spec["role"])
+        self.root = Path(spec["root"]).resolve()
+        self.results_path = spec["results"]
+        self.rules = Rules.from_json(spec["rules"])
+        self.first_files = frozenset(spec.get("first_files") or ())
+        # Only these node ids run and are recorded (the oracle items skipped on head,
+        # run again on base; a replay's timed-out item, rerun alone); None: every item
+        # of the class but `skip_items`.
+        only = spec.get("only_items")
+        self.only = None if only is None else frozenset(only)
+        self.skip_items = frozenset(spec.get("skip_items") or ())
+        allow = spec.get("allow_files")
+        self.allow_files = None if allow is None else {self.root / p for p in allow}
+        self.allow_dirs = set()
+        for path in self.allow_files or ():
+            self.allow_dirs.update(path.parents)
+        self.deny_files = {self.root / p for p in spec.get("deny_files", ())}
+        self.shard = spec.get("shard")
+        self.checkout = spec.get("checkout")
+        self.project_names = spec.get("project", {}).get("names", ())
+        self.is_worker = hasattr(config, "workerinput")
+        self.items: dict[str, dict[str, Any]] = {}
+        self.reports: dict[str, dict[str, Any]] = {}
+        self.seeds: dict[str, list[Any]] = {}
+        self.collection_errors: dict[str, str] = {}
+        self.foreign: set[str] = set()
+        self.unscanned: list[dict[str, str]] = []
+        # A file's items share its path: resolve it once (`Path.resolve` stats every
+        # component; 51,524 items of packaging's test_version.py paid ~3 s for it).
+        self.relative_paths: dict[str, str | None] = {}
+        # items done of total, for the gate's status line (`<results>.progress`)
+        self.progress_path = f"{self.results_path}.progress"
+        self.total, self.done, self.shown = 0, 0, 0.0
+        # Reports carry pytest's node id; this maps it to the root-relative one.
+        self.canonical: dict[str, str] = {}
+        limit = spec.get("item_timeout")
+        self.clock = ItemClock(float(limit)) if limit else None
+
+    # -- collection -------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
+        if collection_path in self.deny_files:
+            return True
+        if self.allow_files is not None:
+            if collection_path.is_dir():
+                return None if collection_path in self.allow_dirs else True
+            if collection_path not in self.allow_files:
+                return True
+        if self.shard is not None and not self._in_shard(collection_path):
+            return True
+        return None
+
+    def _in_shard(self, path: Path) -> bool:
+        """Files belong to exactly one shard; folders are walked by every shard."""
+        if path.is_dir():
+            return True
+        assert self.shard is not None  # asked only when sharding
+        return owns(self.shard, self._relative(path) or str(path))
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            text = str(report.longrepr)
+            message = _short(text)
+            if text.startswith(XDIST_COLLECTIONS_DIFFER) and not message.startswith(
+                XDIST_COLLECTIONS_DIFFER
+            ):
+                # xdist's controller: its workers collected different items. Keep its
+                # first line, which says so, for the gate (`run.py` runs it again).
+                message = f"{text.splitlines()[0]}\n{message}"
+            self.collection_errors.setdefault(report.nodeid, message)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        """Last, after every other plugin's reordering: deselect the other classes'
+        items, then move `first_files` to the front. Every xdist worker computes the
+        same order from the same spec, as xdist requires; `-x` stops at the first
+        failure whatever the order."""
+        keep, drop, first = [], [], []
+        for item in items:
+            facts = self._facts(item)
+            cls, why = classify_item(facts, self.rules)
+            wanted = self.role is Role.COLLECT or cls.value == self.role
+            if self.only is not None and facts.nodeid not in self.only:
+                drop.append(item)
+                continue
+            wanted = wanted and facts.nodeid not in self.skip_items
+            record = {**facts.to_json(), "class": cls.value, "why": why}
+            if wanted and self.role is not Role.COLLECT:
+                record["skip_mark"] = _skip_mark(item)
+                record["params"] = _params_digest(item)
+            self.items[facts.nodeid] = record
+            if not wanted:
+                drop.append(item)
+            elif facts.path in self.first_files:
+                first.append(item)
+            else:
+                keep.append(item)
+            self.canonical[item.nodeid] = facts.nodeid
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+        if drop or first:
+            items[:] = first + keep
+        self.total = len(first) + len(keep)
+        self._write_progress(force=True)
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        self.done += 1
+        self._write_progress()
+
+    def _write_progress(self, force: bool = False) -> None:
+        """At most twice a second; only the main process writes (xdist's controller
+        sees every worker's items finish)."""
+        now = time.monotonic()
+        if self.is_worker or self.config.option.collectonly:
+            return  # a collection runs no item: it adds nothing to "done of total"
+        if not force and now - self.shown < 0.5:
+            return
+        self.shown = now
+        with open(self.progress_path, "w", encoding="utf-8") as fh:
+            fh.write(f"{self.done} {self.total}\n")
+
+    def _relative(self, path: Path) -> str | None:
+        key = str(path)
+        if key not in self.relative_paths:
+            self.relative_paths[key] = _relative(Path(path), self.root)
+        return self.relative_paths[key]
+
+    def _facts(self, item: pytest.Item) -> ItemFacts:
+        """Node ids are rewritten relative to the repository root, so every
+        process agrees on them whatever rootdir pytest picked."""
+        path = self._relative(item.path) or str(item.path)
+        _, sep, rest = item.nodeid.partition("::")
+        nodeid = f"{path}{sep}{rest}" if sep else path
+        name = getattr(item, "originalname", None) or item.name.split("[", 1)[0]
+        markers = frozenset(mark.name for mark in item.iter_markers())
+        return ItemFacts(nodeid, path, name, markers)
+
+    # -- running ----------------------------------------------------------------
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, None]:
+        """Each item's time limit counts from its setup to the end of its teardown."""
+        if self.clock is not None:
+            self.clock.start(item.nodeid)
+        try:
+            yield
+        finally:
+            if self.clock is not None:
+                self.clock.stop()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, Any, None]:
+        with _armed(self.clock, "setup"):
+            yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
+        """Just before the test body: a seed is recorded only if it ran."""
+        seeds = _seeds_of(item)
+        if seeds:
+            self.seeds.setdefault(self.canonical.get(item.nodeid, item.nodeid), []).extend(seeds)
+        with _armed(self.clock, "call"):
+            yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, Any, None]:
+        with _armed(self.clock, "teardown"):
+            yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, Any, None]:
+        """Where the item ran (an xdist worker too), on its report, which travels to
+        xdist's controller: a phase its alarm stopped is a failure that says so, even
+        when the test swallowed the ItemTimeout; a skip for a missing module is marked.
+        The cause of a skip is looked at before the other implementations run: pytest's
+        unittest support replaces a `SkipTest` with a new skip that has lost its cause."""
+        pending = getattr(item, "_excinfo", None)  # a unittest TestCase's, not yet raised
+        missing = _missing_module(call.excinfo) or bool(
+            isinstance(pending, list) and pending and _missing_module(pending[0])
+        )
+        outcome = yield
+        report = outcome.get_result()
+        if report is None:
+            return
+        fired = None if self.clock is None else self.clock.fired_in(item.nodeid, call.when)
+        if fired is not None:
+            report.andgate_timeout = fired
+            if not report.failed:
+                report.outcome = "failed"
+                report.longrepr = f"ItemTimeout: {timed_out_message(fired)}"
+        elif missing and report.skipped:
+            report.andgate_missing_module = True
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Keep each phase's worst outcome over every report: sub-tests report
+        on their own, and pytest-rerunfailures reports each failed attempt as
+        'rerun' before the attempt that counts."""
+        entry = self.reports.setdefault(report.nodeid, {})
+        outcome: str = report.outcome  # pytest's three, and pytest-rerunfailures' "rerun"
+        if outcome == "rerun":
+            entry["reruns"] = entry.get("reruns", 0) + 1
+            entry.setdefault("rerun_message", _failure_summary(report))
+            entry.setdefault("attempts", []).append([report.when, _failure_summary(report)])
+            return
+        if _is_subtest(report):
+            if report.failed:
+                entry["subtests_failed"] = entry.get("subtests_failed", 0) + 1
+                entry["call"] = "failed"
+                entry.setdefault("message", f"sub-test failed: {_failure_summary(report)}")
+            return
+        previous = entry.get(report.when)
+        if previous is None or SEVERITY.get(report.outcome, 3) > SEVERITY.get(previous, 3):
+            entry[report.when] = report.outcome
+        _add_seconds(entry, report.duration)
+        limit = getattr(report, "andgate_timeout", None)
+        if limit is not None:
+            entry["timeout"] = limit
+            entry["message"] = timed_out_message(limit)  # the reason, whatever came first
+        if hasattr(report, "wasxfail"):
+            entry["wasxfail"] = True
+            entry.setdefault("message", str(report.wasxfail))
+        if report.failed:
+            entry.setdefault("message", _failure_summary(report))
+        elif report.skipped and not hasattr(report, "wasxfail"):
+            entry["skip_when"] = report.when
+            entry.setdefault("message", _skip_reason(report))
+            if getattr(report, "andgate_missing_module", False):
+                entry["skip_missing_module"] = True
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """xdist: a worker finished; take what it collected and recorded."""
+        data = getattr(node, "workeroutput", {}).get(WORKER_KEY)
+        if not data:
+            return
+        worker = json.loads(data)
+        for nodeid, record in worker["items"].items():
+            self.items.setdefault(nodeid, record)
+        self.canonical.update(worker["canonical"])
+        for nodeid, seeds in worker["seeds"].items():
+            self.seeds.setdefault(nodeid, []).extend(seeds)
+        for nodeid, message in worker["collection_errors"].items():
+            self.collection_errors.setdefault(nodeid, message)
+        self.foreign.update(worker["foreign"])
+        self.unscanned += worker.get("unscanned", [])
+
+    def pytest_report_header(self, config: pytest.Config) -> str:
+        seed = getattr(config.option, "hypothesis_seed", None)
+        line = f"andgate: running the {self.role} class"
+        if seed is not None:
+            line += f"; hypothesis seed {seed} (reproduce with --hypothesis-seed={seed})"
+        return line
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        # First, so a plugin that fails later in this hook (pytest's junitxml
+        # cannot write a non-UTF-8 file name) cannot cost the gate its results.
+        self._write_progress(force=True)
+        if self.checkout:
+            found = redirect.foreign_modules(self.checkout, str(self.root), self.project_names)
+            self.foreign.update(found)
+        self.unscanned += redirect.unscanned_modules(str(self.root))
+        if self.is_worker:
+            # pytest-xdist gives a worker's config its workeroutput dict.
+            workeroutput: dict[str, str] = self.config.workeroutput  # type: ignore[attr-defined]
+            workeroutput[WORKER_KEY] = json.dumps(self._worker_payload(), default=repr)
+            return
+        payload = {
+            "schema": RESULTS_SCHEMA,
+            "role": self.role.value,
+            "exitstatus": int(exitstatus),
+            "items": list(self.items.values()),
+            "reports": {self.canonical.get(k, k): v for k, v in self.reports.items()},
+            "seeds": self.seeds,
+            "collection_errors": [
+                {"nodeid": k, "message": v} for k, v in self.collection_errors.items()
+            ],
+            "foreign_imports": sorted(self.foreign),
+            "unscanned_imports": self.unscanned,
+            "hypothesis_seed": getattr(self.config.option, "hypothesis_seed", None),
+            "pytest_version": pytest.__version__,
+        }
+        tmp = f"{self.results_path}.tmp"
+        # One json.dumps: json.dump streams through the pure-Python encoder (4x slower).
+        text = json.dumps(payload, default=repr)
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, self.results_path)
+        _drop_idle_hypothesis_summary(self.config)
+
+    def _worker_payload(self) -> dict[str, Any]:
+        return {
+            "items": self.items,
+            "canonical": self.canonical,
+            "seeds": self.seeds,
+            "collection_errors": self.collection_errors,
+            "foreign": sorted(self.foreign),
+            "unscanned": self.unscanned,
+        }
+
+
+class ItemClock:
+    """One time limit for every item of a process, enforced in the main thread by
+    SIGALRM (`setitimer`): the handler raises ItemTimeout between two bytecodes, so
+    a loop that holds the GIL stops, and a sleep or a lock wait is interrupted.
+    Armed only while a phase of an item runs, never while pytest reports."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.nodeid: str | None = None
+        self.deadline = 0.0
+        self.when = ""
+        self.fired: dict[tuple[str, str], float] = {}  # (nodeid, phase) -> limit
+        self.previous: Any = None  # the SIGALRM handler the suite had
+
+    def start(self, nodeid: str) -> None:
+        self.nodeid, self.deadline = nodeid, time.monotonic() + self.limit
+
+    def stop(self) -> None:
+        self.nodeid = None
+
+    def fired_in(self, nodeid: str, when: str) -> float | None:
+        return self.fired.get((nodeid, when))
+
+    def arm(self, when: str) -> bool:
+        """Start the alarm for this phase; False where no alarm can be set (not the
+        main thread: signal handlers run only there)."""
+        if self.nodeid is None or threading.current_thread() is not threading.main_thread():
+            return False
+        self.when = when
+        left = self.deadline - time.monotonic()
+        if left <= 0 and when == "teardown":
+            left = TEARDOWN_GRACE
+        self.previous = signal.signal(signal.SIGALRM, self._fire)
+        signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
+        return True
+
+    def disarm(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self.previous or signal.SIG_DFL)
+
+    def _fire(self, signum: int, frame: Any) -> None:
+        if self.nodeid is None:
+            return
+        self.fired[(self.nodeid, self.when)] = self.limit
+        signal.setitimer(signal.ITIMER_REAL, REFIRE)
+        raise ItemTimeout(timed_out_message(self.limit))
+
+
+class _armed:
+    """The item's alarm around one phase (nothing without a limit)."""
+
+    def __init__(self, clock: ItemClock | None, when: str) -> None:
+        self.clock, self.when, self.on = clock, when, False
+
+    def __enter__(self) -> None:
+        self.on = self.clock is not None and self.clock.arm(self.when)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.on and self.clock is not None:
+            self.clock.disarm()
+
+
+def _add_seconds(entry: dict[str, Any], duration: float) -> None:
+    """An item's time over its phases, to a tenth of a second and only from 0.1 s:
+    a run's durations bound the limit of the item's later runs, and most items
+    share one report entry in the gate's memory (`run._Compact`)."""
+    seconds = round(entry.get("seconds", 0.0) + float(duration or 0.0), 1)
+    if seconds >= 0.1:
+        entry["seconds"] = seconds
+
+
+def _drop_idle_hypothesis_summary(config: pytest.Config) -> None:
+    """Hypothesis's terminal summary imports all of Hypothesis (about 0.25 s of CPU
+    per process) only to ask whether it observed anything. Where nothing imported
+    Hypothesis and no xdist worker ran a test for this process, it has nothing to
+    print: unregister its plugin before the summary instead of paying for that."""
+    if "hypothesis" in sys.modules or config.pluginmanager.has_plugin("dsession"):
+        return
+    if config.getoption("hypothesis_show_statistics", False):
+        return  # it prints its section header even with nothing in it
+    plugin = sys.modules.get("_hypothesis_pytestplugin")
+    if plugin is not None and config.pluginmanager.is_registered(plugin):
+        config.pluginmanager.unregister(plugin)
+
+
+def _is_subtest(report: pytest.TestReport) -> bool:
+    """A sub-test's report (pytest's `subtests`, unittest `subTest`, pytest-subtests)."""
+    return type(report).__name__ in ("SubtestReport", "SubTestReport")
+
+
+PLAIN = (str, int, float, bool, bytes, type(None))
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """A parameter value as comparable plain data, or raise TypeError: only values
+    whose repr is the same in every process can be compared across processes."""
+    if depth > 20:
+        raise TypeError("nested too deeply")
+    if isinstance(value, PLAIN):
+        return [type(value).__name__, repr(value)]
+    if isinstance(value, (list, tuple)):
+        return [type(value).__name__, [_plain(v, depth + 1) for v in value]]
+    if isinstance(value, dict):
+        return ["dict", sorted((repr(k), _plain(v, depth + 1)) for k, v in value.items())]
+    raise TypeError(type(value).__name__)
+
+
+def _params_digest(item: pytest.Item) -> str | None:
+    """A digest of the item's parameter values, when they are plain data (else None):
+    base's collection and head's oracle run compare them id by id."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return None
+    try:
+        plain = json.dumps(sorted((k, _plain(v)) for k, v in callspec.params.items()))
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return hashlib.sha256(plain.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _skip_mark(item: pytest.Item) -> str | None:
+    """The reason a skip/skipif mark skips this item here, or None. Evaluated
+    with pytest's own rules; a condition that cannot be evaluated is no skip."""
+    try:
+        from _pytest.skipping import evaluate_skip_marks
+
+        skip = evaluate_skip_marks(item)
+    except (Exception, pytest.fail.Exception, pytest.skip.Exception):
+        return None
+    return None if skip is None else str(skip.reason)
+
+
+def _missing_module(excinfo: Any) -> bool:
+    """Whether an exception is, or was raised while handling or because of, an
+    ImportError, or came out of `pytest.importorskip`: a skip for a missing module."""
+    exc, seen = getattr(excinfo, "value", None), set()
+    while isinstance(exc, BaseException) and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ImportError) or _raised_in_importorskip(exc.__traceback__):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _raised_in_importorskip(tb: Any) -> bool:
+    code = getattr(pytest.importorskip, "__code__", None)
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    """pytest's reason for a skip ("requires Python 3.13"), without "Skipped: "."""
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return str(reason).removeprefix("Skipped: ").strip()[:300]
+
+
+def _seeds_of(item: pytest.Item) -> list[Any]:
+    """The seeds this item runs with: a `seed` parameter, or Hypothesis's seed."""
+    seeds: list[Any] = []
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "seed" in callspec.params:
+        value = callspec.params["seed"]
+        if isinstance(value, (int, str)) and not isinstance(value, bool):
+            seeds.append(value)
+    func = getattr(item, "obj", None)
+    if getattr(func, "is_hypothesis_test", False):
+        forced = getattr(func, "_hypothesis_internal_use_seed", None)
+        chosen = forced if forced is not None else item.config.getoption("hypothesis_seed", None)
+        if chosen is not None:
+            seeds.append(f"hypothesis:{chosen}")
+    return seeds
+
+
+def _failure_summary(report: pytest.TestReport) -> str:
+    """pytest's own one-line crash message ("assert 1 == 2", "KeyError: 'x'"),
+    or the tail of the report when there is none."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    lines = str(getattr(crash, "message", "")).strip().splitlines()
+    return lines[0][:300] if lines else _short(report.longreprtext)
+
+
+def _short(text: str, limit: int = 600) -> str:
+    """The last meaningful lines of a failure: enough to read in a summary."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    tail = "\n".join(lines[-6:])
+    return tail[-limit:]
