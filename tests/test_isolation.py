@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from andgate.plugin import hooks as plugin
 from andgate.commands import cli
+from andgate.plugin import hooks as plugin
 from andgate.plugin import isolation
 from andgate.plugin.classify import Rules
 from andgate.process import forkclient
