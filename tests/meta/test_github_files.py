@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
 TEMPLATE = ROOT / "src" / "andgate" / "commands" / "templates" / "github_workflow.yml"

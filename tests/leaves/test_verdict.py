@@ -37,23 +37,8 @@ from andgate.verdict import (
     property_findings,
     untrusted_findings,
 )
+from verdict_facts import BITES, CLEAN, PASSED_ORACLE, SEEDED
 
-PASSED_ORACLE = ItemResult("tests/oracles/test_o.py::test_o", Outcome.PASSED)
-SEEDED = PropertyFacts(
-    results=(ItemResult("tests/p.py::test_p", Outcome.PASSED),),
-    files={"tests/p.py": ("tests/p.py::test_p",)},
-    seeds={"tests/p.py::test_p": (1,)},
-)
-BITES = ReplayFacts("kb.patch", applied=True, failed=(PASSED_ORACLE.nodeid,))
-CLEAN = Facts(
-    changes=ChangeFacts(),
-    lock=LockFacts(),
-    oracle=OracleFacts(results=(PASSED_ORACLE,)),
-    known_bad=KnownBadFacts(replays=(BITES,)),
-    property=SEEDED,
-    freezes=FreezeFacts(),
-    untrusted=ClassFacts(),
-)
 PHASES = {
     "changes": Bit.AUTHORSHIP,
     "lock": Bit.LOCKS,

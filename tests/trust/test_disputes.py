@@ -1,5 +1,5 @@
 """Oracle disputes, piece by piece: the file's schema, the pure verdict, the reports and
-the authorship sort (no pytest process; the end-to-end tests are in test_disputes.py)."""
+the authorship sort (no pytest process; the end-to-end tests are in test_oracle_disputes.py)."""
 
 from __future__ import annotations
 

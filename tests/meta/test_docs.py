@@ -16,7 +16,7 @@ import pytest
 from andgate.commands.cli import build_parser
 from andgate.records import Reason, Warning_
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TROUBLESHOOTING = ROOT / "docs" / "troubleshooting.md"
 README_MAX_LINES = 250
 

@@ -30,8 +30,8 @@ def test_code_that_detects_the_harness_is_production_suspicious(sample):
     assert any(d.startswith("minilib/mathx.py:") and "harness_reference" in d for d in details)
 
 
-# An owner's approval lifting it: tests/test_unit_verdict.py; the allow-list read
-# from base: tests/test_gate_before_tests.py (neither needs a pytest process).
+# An owner's approval lifting it: tests/leaves/test_verdict.py; the allow-list read
+# from base: tests/check/test_gate_before_tests.py (neither needs a pytest process).
 
 
 IMPLICIT = {

@@ -2,7 +2,7 @@
 manifest (and what it names), the approvals it accepts, the production scan and the
 authorship sort, run on the sample repository as `check._gate` runs them, then the
 pure verdict on those facts. The end-to-end rows of the same families are in
-`tests/test_check.py` and `tests/test_production_cheats.py`."""
+`tests/end_to_end/test_check.py` and `tests/check/test_production_cheats.py`."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from andgate.trust.paths import config_changes
 from andgate.verdict import authorship_findings, decide, known_bad_findings
 from stories import honest_fix
 from test_production_cheats import _cheat
-from test_unit_verdict import CLEAN
+from verdict_facts import CLEAN
 
 
 @dataclasses.dataclass

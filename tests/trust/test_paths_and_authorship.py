@@ -182,7 +182,7 @@ def test_a_lock_file_inside_fixtures_dir_is_refused():
         parse_manifest(text, "m.yaml")
 
 
-# -- rows of tests/test_check.py decided here, without a gate run --------------------------
+# -- rows of tests/end_to_end/test_check.py decided here, without a gate run ---------------
 
 
 def _findings(base: dict[str, bytes], head: dict[str, bytes]) -> list[tuple[str, str]]:

@@ -359,7 +359,7 @@ MANY_ORACLE = "\n".join(f"def test_case_{i}():\n    assert False, 'case {i}'\n" 
 
 def test_skips_of_oracles_and_a_summary_of_many_reasons(tmp_path):
     """A platform skip that holds on base is a warning, and so is an imperative skip
-    that base skips too for the same reason (tests/test_skips_on_base.py has the
+    that base skips too for the same reason (tests/check/test_skips_on_base.py has the
     rest of those); a skip mark that production code turns on fails the oracle with
     its reason; the summary groups more than ten reasons of one code."""
     sample = sample_with(

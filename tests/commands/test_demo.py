@@ -11,7 +11,7 @@ from andgate.commands.demo import CHANGES, run_demo
 
 @pytest.mark.slow  # end to end: starts the gate's pytest processes
 def test_demo_subset_matches(capsys):
-    assert run_demo(changes=CHANGES[:1]) == 0  # the block rows: tests/test_check.py
+    assert run_demo(changes=CHANGES[:1]) == 0  # the block rows: tests/end_to_end/test_check.py
     out = capsys.readouterr().out
     assert "honest fix with its own tests" in out
     assert "every verdict as expected" in out

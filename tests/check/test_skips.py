@@ -1,7 +1,7 @@
 """The pure decisions about oracle skips and oracle files base cannot collect:
 which skips run again on base, when a skip there is the same one, what base's
 collection errors become, and what the verdict makes of them (no git, no pytest
-process). tests/test_skips_on_base.py runs them end to end."""
+process). tests/check/test_skips_on_base.py runs them end to end."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from andgate.records import (
     Warning_,
 )
 from andgate.verdict import decide, oracle_findings
-from test_unit_verdict import CLEAN, PASSED_ORACLE
+from verdict_facts import CLEAN, PASSED_ORACLE
 
 F = "tests/oracles/test_a.py"
 

@@ -2,7 +2,7 @@
 
 `verdict.json` and `summary.md` are pinned by golden files (`tests/golden/`), with
 SHAs and dates fixed by the test. To accept an intended change of the output,
-run `ANDGATE_UPDATE_GOLDEN=1 pytest tests/test_unit_reports.py` and review the diff.
+run `ANDGATE_UPDATE_GOLDEN=1 pytest tests/report/test_reports.py` and review the diff.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from andgate.report.context import ReportContext
 from andgate.report.summary import SummaryMarkdown
 from andgate.verdict import decide
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 BASE, HEAD = "b" * 40, "h" * 40
 TODAY = dt.date(2026, 11, 25)
 ORACLE_ITEM = "tests/oracles/test_a.py::test_a"

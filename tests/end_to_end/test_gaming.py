@@ -5,7 +5,7 @@ production bug (`mean` or `clamp` broken) next to the cheat, so the question is
 always the one that matters: does the cheat turn a failing oracle into an
 allow? It must not: each test asserts the block, the reason the defence gives,
 and that the broken oracle item still fails (the cheat did not reach it).
-Rows already pinned by tests/test_check.py are named in the threat model.
+Rows already pinned by tests/end_to_end/test_check.py are named in the threat model.
 """
 
 from __future__ import annotations

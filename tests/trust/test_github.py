@@ -31,7 +31,7 @@ from andgate.trust.manifest import APPROVAL_SOURCES, parse_manifest
 from fake_github import FakeGitHub, running
 from harness import MANIFEST
 
-RESOURCES = Path(__file__).parent / "resources" / "github"
+RESOURCES = Path(__file__).parents[1] / "resources" / "github"
 HEAD = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 OLD = "aa5a315d61ae9438b18d0000000000000000cafe"
 REPO = "octo-org/tinystats"

@@ -156,11 +156,11 @@ def test_owner_approval_lifts_authorship_but_not_neutralization(sample):
 
 
 # Decided without a pytest process, so tested there: a conftest.py alone and
-# pyproject.toml's tables (tests/test_paths_and_authorship.py), fixture bytes
-# against the lock (tests/test_cmd_lock.py), a manifest edit with a non-owner's
+# pyproject.toml's tables (tests/trust/test_paths_and_authorship.py), fixture bytes
+# against the lock (tests/commands/test_lock.py), a manifest edit with a non-owner's
 # approval, fail_closed_untrusted off and no known-bad fixture
-# (tests/test_gate_before_tests.py). The conftest, pyproject and lock reasons end
-# to end: tests/test_gaming.py's rows.
+# (tests/check/test_gate_before_tests.py). The conftest, pyproject and lock reasons end
+# to end: tests/end_to_end/test_gaming.py's rows.
 
 
 def test_property_failure(sample):
