@@ -79,11 +79,12 @@ def test_the_default_budget_is_a_quarter_of_the_classes_time_within_5_s_and_a_mi
     assert default_budget(8.0) == 5.0
     assert default_budget(0.0) == 5.0
     assert default_budget(1000.0) == 60.0
-    found = _Found(budget=None, started=time.monotonic() - 20.0)  # classes took 20 s
+    found = _Found(budget=None, started=time.monotonic() - 40.0)  # classes took 40 s
     found.know({A})
-    assert found.spent is not None and 5.0 <= found.spent < 5.1
+    # a loaded machine may take a while between the lines: bounds, not exact times
+    assert found.spent is not None and 10.0 <= found.spent < 10.5
     left = found.deadline.left()
-    assert left is not None and 4.9 < left <= 5.0
+    assert left is not None and found.spent - 2.0 < left <= found.spent
 
 
 def test_a_breakage_waiting_for_room_gives_up_when_the_budget_runs_out():
