@@ -16,6 +16,7 @@ from andgate.errors import BadInput
 from andgate.report.console import print_verdict, publish_to_github
 
 if TYPE_CHECKING:  # the check's modules load only when a check runs
+    from andgate.check.options import CheckOptions
     from andgate.report.artifacts import Artifacts
     from andgate.verdict import Verdict
 
@@ -90,7 +91,7 @@ def _item_timeout(args: argparse.Namespace) -> float:
     return float(args.item_timeout)
 
 
-def _run_shard(opts) -> int:  # type: ignore[no-untyped-def]
+def _run_shard(opts: CheckOptions) -> int:
     from andgate.check.matrix import run_shard
     from andgate.exitcodes import ShardExit
 

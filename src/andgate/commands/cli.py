@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from andgate import __version__
 from andgate.commands.check import cmd_check, cmd_combine
@@ -38,6 +39,9 @@ from andgate.plugin import isolation
 from andgate.process.requests import DEFAULT_ITEM_TIMEOUT, DEFAULT_TIMEOUT, ITEM_TIMEOUT_FLOOR
 from andgate.process.run import fix_mmap_threshold
 from andgate.trust.manifest import DEFAULT_MANIFEST
+
+if TYPE_CHECKING:  # imported when --shard is parsed, not at every start
+    from andgate.check.units import Split
 
 
 def _date(text: str) -> dt.date:
@@ -249,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _split(text: str):  # type: ignore[no-untyped-def]
+def _split(text: str) -> Split:
     from andgate.check.units import Split
 
     try:

@@ -7,9 +7,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the reporters load only when a check has written them
+    from andgate.report.artifacts import Artifacts
+    from andgate.verdict import Verdict
 
 
-def print_verdict(verdict, folder: Path) -> None:  # type: ignore[no-untyped-def]
+def print_verdict(verdict: Verdict, folder: Path) -> None:
     """In GitHub Actions, test-written text is printed with workflow commands stopped
     around it, so a detail holding `::error` is never read as a command."""
     from andgate.report.actions import stop_commands
@@ -29,7 +34,7 @@ def print_verdict(verdict, folder: Path) -> None:  # type: ignore[no-untyped-def
     print(f"  artifacts: {folder}/summary.md")
 
 
-def publish_to_github(verdict, artifacts, repo: Path) -> None:  # type: ignore[no-untyped-def]
+def publish_to_github(verdict: Verdict, artifacts: Artifacts, repo: Path) -> None:
     """In GitHub Actions: the job summary, the step outputs and at most ten annotations."""
     if os.environ.get("GITHUB_ACTIONS") != "true":
         return
