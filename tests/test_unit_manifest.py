@@ -243,6 +243,26 @@ def test_a_list_key_must_be_a_list_of_non_empty_strings(value):
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        (with_key("production_globs: [1]"), "production_globs"),
+        (with_key("trust_root_globs: ['']"), "trust_root_globs"),
+        ("version: 1\nclasses:\n  oracle:\n    globs: a\n", "classes.oracle.globs"),
+        (with_key("approvals: {sources: [1]}"), "approvals.sources"),
+        (
+            with_key("production_scan: {allow: {src/**: harness_reference}}"),
+            "production_scan.allow['src/**']",
+        ),
+    ],
+)
+def test_every_list_refusal_names_the_file_the_dotted_field_and_the_fix(text, field):
+    """Users fix the manifest from this one line: which file, which field, what to write."""
+    assert manifest_error(text) == (
+        f'tests/trust_manifest.yaml: {field} must be a list of non-empty strings, e.g. ["a", "b"]'
+    )
+
+
 @pytest.mark.parametrize("glob", ["/abs/*.py", "../x/*.py", "a/../*.py"])
 def test_a_glob_must_be_relative_to_the_repository_root(glob):
     assert manifest_error(with_key(f"production_globs: [{glob!r}]")) == (

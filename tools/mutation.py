@@ -55,7 +55,13 @@ SEPARATOR = " -- "
 # Fast unit tests only: none of these starts a pytest process or runs `andgate check`.
 # Keys: the module's import path below `andgate` (see module_path).
 TESTS = {
-    "verdict": ("tests/test_unit_verdict.py",),
+    # verdict.py's rules for disputes and for oracle files base cannot collect are unit
+    # tested beside the rest of those features.
+    "verdict": (
+        "tests/test_unit_verdict.py",
+        "tests/test_unit_disputes.py",
+        "tests/test_unit_skips.py",
+    ),
     "plugin.classify": ("tests/test_unit_classify.py", "tests/test_classify.py"),
     "trust.manifest": ("tests/test_unit_manifest.py",),
     "trust.freeze": ("tests/test_unit_freeze.py",),
