@@ -478,3 +478,59 @@ def test_the_revised_contract_keys_are_validated():
         with_key("disputes_file: ../x")
     )
     assert "trust_root_globs must be" in manifest_error(with_key("trust_root_globs: {a: 1}"))
+
+
+# -- the disputes file and the approval sources ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "disputes",
+    [
+        "tests/trust_manifest.yaml",  # the manifest itself
+        "tests/oracles/locks.sha256",
+        "tests/flakes/freeze.yaml",
+        "tests/properties/INVARIANTS.md",
+        "tests/oracles/fixtures",
+        "tests/oracles/fixtures/d.yaml",
+        "tests/oracles/known_bad/d.yaml",
+        "conftest.py",
+        "pytest.ini",
+        "setup.cfg",
+        "pyproject.toml",
+    ],
+)
+def test_a_disputes_file_that_is_a_trust_file_or_read_by_pytest_is_refused(disputes):
+    text = with_key(f"disputes_file: {disputes}")
+    assert manifest_error(text, "base:tests/trust_manifest.yaml") == (
+        f"base:tests/trust_manifest.yaml: disputes_file {disputes!r} names a trust file or a "
+        "file pytest reads; give it a YAML file of its own, e.g. .andgate/disputes.yaml"
+    )
+
+
+@pytest.mark.parametrize(
+    "disputes", [".andgate/disputes.yaml", "tests/oracles/fixtures.yaml", "tests/oracles/x.yml"]
+)
+def test_a_disputes_file_beside_the_trust_files_is_accepted(disputes):
+    text = with_key(f"disputes_file: {disputes}")
+    assert parse_manifest(text, "tests/trust_manifest.yaml").disputes_file == disputes
+
+
+def test_only_a_path_inside_the_folder_is_refused_whatever_the_folder_is_called():
+    text = with_key("fixtures_dir: dataX\ndisputes_file: {}")
+    with pytest.raises(ManifestError, match="names a trust file"):
+        parse_manifest(text.format("dataX/d.yaml"), "tests/trust_manifest.yaml")
+    accepted = parse_manifest(text.format("data/d.yaml"), "tests/trust_manifest.yaml")
+    assert accepted.disputes_file == "data/d.yaml"
+
+
+def test_approval_sources_listed_says_whether_the_manifest_lists_them_itself():
+    assert parse_manifest(MINIMAL, "m.yaml").approval_sources_listed is False
+    assert parse_manifest(with_key("approvals: {}"), "m.yaml").approval_sources_listed is False
+    listed = parse_manifest(with_key("approvals: {sources: [cli]}"), "m.yaml")
+    assert listed.approval_sources_listed is True and listed.approval_sources == ("cli",)
+
+
+def test_a_manifest_yaml_error_is_a_manifest_error_naming_the_source():
+    assert manifest_error("version: [\n", "base:tests/trust_manifest.yaml").startswith(
+        "base:tests/trust_manifest.yaml: invalid YAML (line 2)"
+    )
