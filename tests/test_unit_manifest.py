@@ -343,6 +343,10 @@ def test_an_unhashable_key_is_left_to_pyyaml_to_report():
         "f.yaml: invalid YAML (line 1): while constructing a mapping, found unhashable key; "
         "fix the syntax"
     )
+    # keys after an unhashable one are still checked for duplicates
+    assert yaml_error("? [a]\n: 1\nb: 1\nb: 2\n").startswith(
+        "f.yaml: invalid YAML (line 4): duplicate key 'b'"
+    )
 
 
 def test_real_dates_are_dates_and_impossible_ones_stay_strings():
