@@ -169,6 +169,9 @@ def test_an_oracle_item_missing_on_head_can_be_disputed_too():
     verdict = decide(facts(oracle, disputes(Dispute(DISPUTED, REASON, True))))
     assert [r.code for r in verdict.reasons] == [Reason.ORACLE_DISPUTED]
     assert verdict.reasons[0].detail.startswith(f"{DISPUTED} missing on head; ")
+    (outcome,) = verdict.disputes
+    assert outcome.status is DisputeStatus.DISPUTED
+    assert outcome.failure == f"{DISPUTED} missing on head"
 
 
 @pytest.mark.parametrize(
@@ -180,7 +183,11 @@ def test_an_oracle_item_missing_on_head_can_be_disputed_too():
             DisputeStatus.NOT_ORACLE,
             "tests/test_u.py::test_u is not an oracle item collected at base (did you mean x?)",
         ),
-        (Dispute("tests/oracles/test_o.py::test_py4", REASON, True), DisputeStatus.NOT_RUN, ""),
+        (
+            Dispute("tests/oracles/test_o.py::test_py4", REASON, True),
+            DisputeStatus.NOT_RUN,
+            "tests/oracles/test_o.py::test_py4 did not run on head (not applicable here)",
+        ),
     ],
 )
 def test_a_dispute_of_a_passing_or_non_oracle_item_is_moot_and_blocks_nothing(
