@@ -23,6 +23,7 @@ from andgate.records import (
     PropertyFacts,
     Reason,
     ReplayFacts,
+    Unpinned,
     Warning_,
 )
 from andgate.verdict import (
@@ -193,6 +194,53 @@ def test_an_unapproved_trust_root_change_blocks_and_says_why_when_known():
             Bit.AUTHORSHIP,
         ),
     ]
+
+
+@pytest.mark.parametrize(
+    "wiring",
+    [
+        ".github/workflows/andgate.yml",
+        ".github/actions/gate/action.yml",
+        "CODEOWNERS",
+        ".github/CODEOWNERS",
+        "docs/CODEOWNERS",
+    ],
+)
+def test_an_adopting_change_blocks_on_production_code_but_not_on_the_gate_wiring(wiring):
+    adopting = ChangeFacts(
+        trust_root_paths=("tests/trust_manifest.yaml",),
+        production_paths=("src/pkg/core.py", wiring, "lib/CODEOWNERS"),
+        suspicious=("src/pkg/core.py:3: harness reference [harness_reference]",),
+        oracle_literals=("src/pkg/core.py:9: 'hello-world' [oracle_literal]",),
+        adopting=True,
+    )
+    found = authorship_findings(adopting)
+    assert [(f.code, f.bit) for f in found] == [
+        (Warning_.ORACLE_LITERAL, None),
+        (Reason.TRUST_ROOT_CHANGED, Bit.AUTHORSHIP),
+        (Reason.TRUST_ROOT_CHANGED, Bit.AUTHORSHIP),
+        (Reason.PRODUCTION_SUSPICIOUS, Bit.AUTHORSHIP),
+    ]
+    assert found[1].detail == (
+        "src/pkg/core.py is production code changed in the change that adopts andgate; "
+        "adopt first (manifest and tests only), then change code in a later change"
+    )
+    assert found[2].detail.startswith("lib/CODEOWNERS is production code")
+    assert found[3].detail == (
+        "src/pkg/core.py:3: harness reference [harness_reference]; an owner reviews it"
+    )
+    verdict = decide(dataclasses.replace(CLEAN, changes=adopting))
+    assert verdict.decision is Decision.BLOCK and not verdict.bits[Bit.AUTHORSHIP]
+
+
+def test_an_adopting_change_of_trust_root_and_gate_wiring_only_is_allowed():
+    adopting = ChangeFacts(
+        trust_root_paths=("tests/trust_manifest.yaml",),
+        production_paths=(".github/workflows/andgate.yml",),
+        adopting=True,
+    )
+    assert authorship_findings(adopting) == []
+    assert decide(dataclasses.replace(CLEAN, changes=adopting)).decision is Decision.ALLOW
 
 
 # -- locks -------------------------------------------------------------------------------
@@ -431,6 +479,23 @@ def test_production_findings_block_unless_approved_and_literals_always_warn():
     assert verdict.decision is Decision.BLOCK and not verdict.bits[Bit.AUTHORSHIP]
 
 
+def test_an_approval_of_an_earlier_commit_asks_an_owner_to_approve_head_itself():
+    facts = ChangeFacts(
+        production_paths=("pkg/a.py",),
+        suspicious=("pkg/a.py:3: harness reference [harness_reference]",),
+        approved_by=("alice",),
+        earlier_commit_only=True,
+    )
+    assert authorship_findings(facts) == [
+        Finding(
+            Reason.PRODUCTION_SUSPICIOUS,
+            "pkg/a.py:3: harness reference [harness_reference]; "
+            "an owner reviews it or approves head itself",
+            Bit.AUTHORSHIP,
+        )
+    ]
+
+
 def test_platform_skips_are_warnings_that_never_block():
     oracle = OracleFacts(
         results=(PASSED_ORACLE,), not_applicable=("t.py::t skipped: py4 (skipped on base too)",)
@@ -524,3 +589,27 @@ def test_up_to_five_blind_tests_are_named_and_the_rest_counted(count, tail):
     items = tuple((f"t.py::t{i}", ()) for i in range(count))
     (found,) = discrimination_findings(blind_facts(items=items))
     assert found.detail.endswith(tail)
+
+
+def test_without_a_budget_the_skipped_detail_names_no_time_and_at_most_three_skipped():
+    skipped = ("m1", "m2", "m3", "m4")
+    facts = blind_facts(skipped=skipped, incomplete=True, budget=None, required=True)
+    (found,) = discrimination_findings(facts)
+    assert (found.code, found.bit) == (Reason.AGENT_TESTS_DISCRIMINATE_NOTHING, Bit.UNTRUSTED)
+    assert found.detail == (
+        "1 of 2 tests the change adds were not shown to discriminate anything: they passed "
+        "against the 2 broken versions of head tried, and the time budget ran out "
+        "before 4 more (m1, m2, m3 and 1 more): t/a.py::blind"
+    )
+
+
+def test_an_unpinned_session_from_production_names_the_session_the_error_and_the_fix():
+    (found,) = oracle_findings(
+        OracleFacts(results=(PASSED_ORACLE,), unpinned=(Unpinned("", "boom", True),))
+    )
+    assert (found.code, found.bit) == (Reason.ORACLE_UNPINNED, Bit.ORACLE)
+    assert found.detail == (
+        "<session>: base could not collect it, so it pins no oracle item: boom; its items are "
+        "parametrised over production values (ORACLE_FROM_PRODUCTION), so head alone would "
+        "decide them: make base collect it, or an owner approves"
+    )

@@ -33,6 +33,12 @@ def test_item_facts_json_is_the_plugin_format_and_round_trips():
     assert ItemFacts.from_json(data) == ITEM
 
 
+def test_item_facts_are_slotted():
+    """A check holds several per collected item: no per-instance __dict__."""
+    assert "__slots__" in vars(ItemFacts)
+    assert not hasattr(ITEM, "__dict__")
+
+
 def test_rules_json_lists_every_field_sorted_and_round_trips():
     rules = Rules(oracle_files=frozenset({"b.py", "a.py"}), live_freezes=("y", "x"))
     data = rules.to_json()
@@ -40,6 +46,11 @@ def test_rules_json_lists_every_field_sorted_and_round_trips():
     assert data["live_freezes"] == ["y", "x"]
     assert data["flake_markers"] == []
     assert Rules.from_json(data) == rules
+
+
+def test_rules_json_sorts_a_file_set_whatever_its_iteration_order():
+    names = [f"{c}.py" for c in "zyxwvutsrqponm"]  # 14! orders; one sorted
+    assert Rules(oracle_files=frozenset(names)).to_json()["oracle_files"] == sorted(names)
 
 
 def test_rules_json_without_live_freezes_means_none():

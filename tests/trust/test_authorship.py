@@ -7,6 +7,7 @@ import pytest
 from andgate.git import Change
 from andgate.trust import paths
 from andgate.trust.authorship import (
+    is_ci_definition,
     is_oracle_side,
     is_trust_root,
     oracle_file_rule,
@@ -107,6 +108,80 @@ def test_config_reasons_name_only_changed_trust_root_config_files():
     differs = paths.ConfigChanges({"tox.ini": "pytest settings differ (addopts)"})
     facts = sort("tox.ini", "conftest.py", differs=differs)
     assert facts.trust_root_why == (("tox.ini", "pytest settings differ (addopts)"),)
+
+
+def test_a_plugin_declaration_change_is_a_trust_root_and_says_why():
+    differs = paths.ConfigChanges()
+    differs.plugins["pyproject.toml"] = "pytest11 entry points differ"
+    assert is_trust_root("pyproject.toml", M, differs)
+    facts = sort("pyproject.toml", differs=differs)
+    assert facts.trust_root_paths == ("pyproject.toml",)
+    assert facts.trust_root_why == (("pyproject.toml", "pytest11 entry points differ"),)
+
+
+def test_a_file_with_changed_settings_and_plugins_gives_both_reasons_on_one_line():
+    differs = paths.ConfigChanges({"pyproject.toml": "pytest settings differ (addopts)"})
+    differs.plugins["pyproject.toml"] = "pytest11 entry points differ"
+    facts = sort("pyproject.toml", differs=differs)
+    assert facts.trust_root_why == (
+        ("pyproject.toml", "pytest settings differ (addopts); pytest11 entry points differ"),
+    )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".github/workflows/ci.yml",
+        ".github/actions/setup/action.yml",
+        "CODEOWNERS",
+        ".github/CODEOWNERS",
+        "docs/CODEOWNERS",
+    ],
+)
+def test_what_a_pull_request_runs_the_gate_with_is_a_trust_root(path):
+    assert is_ci_definition(path)
+    assert is_trust_root(path, M, never)
+    facts = sort(path)
+    assert facts.trust_root_paths == (path,) and facts.production_paths == ()
+
+
+@pytest.mark.parametrize("path", [".github/dependabot.yml", "lib/CODEOWNERS", "workflows/x.yml"])
+def test_other_github_files_and_codeowners_elsewhere_are_no_ci_definition(path):
+    assert not is_ci_definition(path)
+    assert not is_trust_root(path, M, never)
+
+
+def test_the_manifests_trust_root_globs_name_trust_roots():
+    globbed = parse_manifest(MANIFEST + 'trust_root_globs: ["ci/**"]\n', "m.yaml")
+    assert is_trust_root("ci/build.sh", globbed, never)
+    assert not is_trust_root("ci/build.sh", M, never)
+    assert sort("ci/build.sh", manifest=globbed).trust_root_paths == ("ci/build.sh",)
+
+
+def test_the_changes_own_disputes_file_is_a_test_path_never_production():
+    facts = sort(".andgate/disputes.yaml", "lib/x.py")
+    assert facts.test_paths == (".andgate/disputes.yaml",)
+    assert facts.production_paths == ("lib/x.py",) and facts.trust_root_paths == ()
+
+
+def test_earlier_commit_only_is_carried_into_the_facts_and_false_unless_given():
+    assert sort("lib/x.py").earlier_commit_only is False
+    facts = sort_changes(
+        modified("lib/x.py"),
+        M,
+        is_oracle_file=never,
+        config_differs=never,
+        approved_by=(),
+        earlier_commit_only=True,
+    )
+    assert facts.earlier_commit_only is True
+
+
+def test_a_manifest_without_the_owner_rule_says_so_in_the_facts():
+    relaxed = parse_manifest(
+        MANIFEST.replace("require_human_owner: true", "require_human_owner: false", 1), "m.yaml"
+    )
+    assert sort("lib/x.py", manifest=relaxed).require_human_owner is False
 
 
 @pytest.mark.parametrize(

@@ -170,6 +170,9 @@ def test_an_oracle_item_missing_on_head_can_be_disputed_too():
     verdict = decide(facts(oracle, disputes(Dispute(DISPUTED, REASON, True))))
     assert [r.code for r in verdict.reasons] == [Reason.ORACLE_DISPUTED]
     assert verdict.reasons[0].detail.startswith(f"{DISPUTED} missing on head; ")
+    (outcome,) = verdict.disputes
+    assert outcome.status is DisputeStatus.DISPUTED
+    assert outcome.failure == f"{DISPUTED} missing on head"
 
 
 @pytest.mark.parametrize(
@@ -181,7 +184,11 @@ def test_an_oracle_item_missing_on_head_can_be_disputed_too():
             DisputeStatus.NOT_ORACLE,
             "tests/test_u.py::test_u is not an oracle item collected at base (did you mean x?)",
         ),
-        (Dispute("tests/oracles/test_o.py::test_py4", REASON, True), DisputeStatus.NOT_RUN, ""),
+        (
+            Dispute("tests/oracles/test_o.py::test_py4", REASON, True),
+            DisputeStatus.NOT_RUN,
+            "tests/oracles/test_o.py::test_py4 did not run on head (not applicable here)",
+        ),
     ],
 )
 def test_a_dispute_of_a_passing_or_non_oracle_item_is_moot_and_blocks_nothing(
@@ -194,6 +201,34 @@ def test_a_dispute_of_a_passing_or_non_oracle_item_is_moot_and_blocks_nothing(
     assert warning.code is Warning_.DISPUTE_MOOT and warning.detail.startswith(moot)
     assert "remove its entry from .andgate/disputes.yaml" in warning.detail
     assert verdict.disputes[0].status is status
+
+
+@pytest.mark.parametrize(
+    ("oracle", "at_base", "status"),
+    [
+        (OracleFacts(results=(ItemResult(DISPUTED, Outcome.PASSED),)), True, "PASSES"),
+        (ORACLE, False, "NOT_ORACLE"),
+        (ORACLE, None, "NOT_JUDGED"),
+        (None, True, "NOT_JUDGED"),
+        (OracleFacts(error="timed out"), True, "NOT_JUDGED"),
+        (OracleFacts(), True, "NOT_RUN"),
+    ],
+)
+def test_only_a_disputed_failure_records_a_failure_detail(oracle, at_base, status):
+    verdict = decide(facts(oracle, disputes(Dispute(DISPUTED, REASON, at_base))))
+    (outcome,) = verdict.disputes
+    assert outcome.status is DisputeStatus[status] and outcome.failure == ""
+
+
+def test_a_moot_dispute_without_a_file_path_or_a_hint_says_no_more():
+    moot = DisputeFacts("", (Dispute(PASSING, REASON, True), Dispute("t.py::u", "r", False)), None)
+    oracle = OracleFacts(results=(ItemResult(PASSING, Outcome.PASSED),))
+    verdict = decide(facts(oracle, moot))
+    assert [w.detail for w in verdict.warnings] == [
+        f"{PASSING} passes, so its dispute blocks nothing",
+        "t.py::u is not an oracle item collected at base: a dispute names exactly one "
+        "oracle item's node id (no globs, files, classes or prefixes)",
+    ]
 
 
 def test_a_dispute_is_not_judged_when_the_oracle_process_ended_early():
@@ -265,6 +300,9 @@ def test_escaped_makes_one_inert_line():
     assert escaped("a\n\tb  c") == "a b c"
     assert escaped("x\x1b[31my\u202ez") == "x\\u001b[31my\\u202ez"
     assert escaped("y" * 600).endswith("…") and len(escaped("y" * 600)) == 500
+    assert escaped("y" * 500) == "y" * 500  # exactly the limit: kept whole
+    assert escaped("\U0001f600\ufeff\U000e0001") == "\U0001f600\\ufeff\\U000e0001"
+    assert escaped("\uffff") == "\\uffff" and escaped("\U0010ffff") == "\\U0010ffff"
 
 
 def hostile_context() -> ReportContext:

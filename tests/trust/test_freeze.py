@@ -117,7 +117,7 @@ def test_parse_date_takes_only_a_calendar_date(value, expected):
 
 def test_invalid_yaml_is_one_problem_for_the_whole_file():
     parsed = parse_freezes("freezes: [\n", SOURCE, 28)
-    assert parsed.valid == ()
+    assert parsed.source == SOURCE and parsed.valid == ()
     assert [(p.index, p.id) for p in parsed.invalid] == [(None, None)]
     assert parsed.invalid[0].message.startswith(f"{SOURCE}: invalid YAML (line 2)")
 

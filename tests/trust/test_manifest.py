@@ -243,6 +243,26 @@ def test_a_list_key_must_be_a_list_of_non_empty_strings(value):
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        (with_key("production_globs: [1]"), "production_globs"),
+        (with_key("trust_root_globs: ['']"), "trust_root_globs"),
+        ("version: 1\nclasses:\n  oracle:\n    globs: a\n", "classes.oracle.globs"),
+        (with_key("approvals: {sources: [1]}"), "approvals.sources"),
+        (
+            with_key("production_scan: {allow: {src/**: harness_reference}}"),
+            "production_scan.allow['src/**']",
+        ),
+    ],
+)
+def test_every_list_refusal_names_the_file_the_dotted_field_and_the_fix(text, field):
+    """Users fix the manifest from this one line: which file, which field, what to write."""
+    assert manifest_error(text) == (
+        f'tests/trust_manifest.yaml: {field} must be a list of non-empty strings, e.g. ["a", "b"]'
+    )
+
+
 @pytest.mark.parametrize("glob", ["/abs/*.py", "../x/*.py", "a/../*.py"])
 def test_a_glob_must_be_relative_to_the_repository_root(glob):
     assert manifest_error(with_key(f"production_globs: [{glob!r}]")) == (
@@ -322,6 +342,10 @@ def test_an_unhashable_key_is_left_to_pyyaml_to_report():
     assert yaml_error("? [a]\n: 1\n") == (
         "f.yaml: invalid YAML (line 1): while constructing a mapping, found unhashable key; "
         "fix the syntax"
+    )
+    # keys after an unhashable one are still checked for duplicates
+    assert yaml_error("? [a]\n: 1\nb: 1\nb: 2\n").startswith(
+        "f.yaml: invalid YAML (line 4): duplicate key 'b'"
     )
 
 
@@ -458,3 +482,59 @@ def test_the_revised_contract_keys_are_validated():
         with_key("disputes_file: ../x")
     )
     assert "trust_root_globs must be" in manifest_error(with_key("trust_root_globs: {a: 1}"))
+
+
+# -- the disputes file and the approval sources ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "disputes",
+    [
+        "tests/trust_manifest.yaml",  # the manifest itself
+        "tests/oracles/locks.sha256",
+        "tests/flakes/freeze.yaml",
+        "tests/properties/INVARIANTS.md",
+        "tests/oracles/fixtures",
+        "tests/oracles/fixtures/d.yaml",
+        "tests/oracles/known_bad/d.yaml",
+        "conftest.py",
+        "pytest.ini",
+        "setup.cfg",
+        "pyproject.toml",
+    ],
+)
+def test_a_disputes_file_that_is_a_trust_file_or_read_by_pytest_is_refused(disputes):
+    text = with_key(f"disputes_file: {disputes}")
+    assert manifest_error(text, "base:tests/trust_manifest.yaml") == (
+        f"base:tests/trust_manifest.yaml: disputes_file {disputes!r} names a trust file or a "
+        "file pytest reads; give it a YAML file of its own, e.g. .andgate/disputes.yaml"
+    )
+
+
+@pytest.mark.parametrize(
+    "disputes", [".andgate/disputes.yaml", "tests/oracles/fixtures.yaml", "tests/oracles/x.yml"]
+)
+def test_a_disputes_file_beside_the_trust_files_is_accepted(disputes):
+    text = with_key(f"disputes_file: {disputes}")
+    assert parse_manifest(text, "tests/trust_manifest.yaml").disputes_file == disputes
+
+
+def test_only_a_path_inside_the_folder_is_refused_whatever_the_folder_is_called():
+    text = with_key("fixtures_dir: dataX\ndisputes_file: {}")
+    with pytest.raises(ManifestError, match="names a trust file"):
+        parse_manifest(text.format("dataX/d.yaml"), "tests/trust_manifest.yaml")
+    accepted = parse_manifest(text.format("data/d.yaml"), "tests/trust_manifest.yaml")
+    assert accepted.disputes_file == "data/d.yaml"
+
+
+def test_approval_sources_listed_says_whether_the_manifest_lists_them_itself():
+    assert parse_manifest(MINIMAL, "m.yaml").approval_sources_listed is False
+    assert parse_manifest(with_key("approvals: {}"), "m.yaml").approval_sources_listed is False
+    listed = parse_manifest(with_key("approvals: {sources: [cli]}"), "m.yaml")
+    assert listed.approval_sources_listed is True and listed.approval_sources == ("cli",)
+
+
+def test_a_manifest_yaml_error_is_a_manifest_error_naming_the_source():
+    assert manifest_error("version: [\n", "base:tests/trust_manifest.yaml").startswith(
+        "base:tests/trust_manifest.yaml: invalid YAML (line 2)"
+    )
