@@ -58,14 +58,17 @@ TESTS = {
     # verdict.py's rules for disputes and for oracle files base cannot collect are unit
     # tested beside the rest of those features.
     "verdict": (
-        "tests/test_unit_verdict.py",
-        "tests/test_unit_disputes.py",
-        "tests/test_unit_skips.py",
+        "tests/leaves/test_verdict.py",
+        "tests/trust/test_disputes.py",
+        "tests/check/test_skips.py",
     ),
-    "plugin.classify": ("tests/test_unit_classify.py", "tests/test_classify.py"),
-    "trust.manifest": ("tests/test_unit_manifest.py",),
-    "trust.freeze": ("tests/test_unit_freeze.py",),
-    "trust.authorship": ("tests/test_unit_authorship.py", "tests/test_paths_and_authorship.py"),
+    "plugin.classify": ("tests/plugin/test_classify_reasons.py", "tests/plugin/test_classify.py"),
+    "trust.manifest": ("tests/trust/test_manifest.py",),
+    "trust.freeze": ("tests/trust/test_freeze.py",),
+    "trust.authorship": (
+        "tests/trust/test_authorship.py",
+        "tests/trust/test_paths_and_authorship.py",
+    ),
 }
 PYTEST = ("-m", "pytest", "-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider")
 # What no unit test uses, left out to keep a mutant's run near half a second: the plugins
