@@ -1,0 +1,58 @@
+"""CheckState: the phases' facts, recorded as they return them, become the verdict's
+input with only what accumulates added (gate errors, warnings, the inventory's counts)."""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+
+from andgate.check.inventory.items import counts
+from andgate.check.state import CheckState
+from andgate.records import (
+    ClassFacts,
+    Facts,
+    Finding,
+    LockFacts,
+    OracleFacts,
+    PropertyFacts,
+    Warning_,
+)
+
+
+def test_what_the_phases_returned_reaches_the_verdict_unchanged():
+    state = CheckState()
+    oracle, lock = OracleFacts(), LockFacts()
+    untrusted, prop = ClassFacts(), PropertyFacts()
+    state.found = replace(
+        state.found,
+        oracle=oracle,
+        lock=lock,
+        untrusted=untrusted,
+        property=prop,
+        manifest_error="m",
+        fail_closed_untrusted=False,
+    )
+    facts = state.facts()
+    assert facts.oracle is oracle and facts.lock is lock
+    assert facts.untrusted is untrusted and facts.property is prop
+    assert facts.manifest_error == "m" and facts.fail_closed_untrusted is False
+
+
+def test_facts_add_only_what_accumulates_along_the_way():
+    state = CheckState()
+    warning = Finding(Warning_.ADOPTING, "w")
+    state.warnings.append(warning)
+    state.gate_errors.append("e")
+    facts = state.facts()
+    assert facts.warnings == (warning,) and facts.gate_errors == ("e",)
+    assert facts.counts == counts(state.inventory)
+    # every other field is the phases' own, exactly as recorded
+    accumulated = {"warnings", "gate_errors", "counts"}
+    for f in fields(Facts):
+        if f.name not in accumulated:
+            assert getattr(facts, f.name) == getattr(state.found, f.name), f.name
+
+
+def test_a_phase_that_never_returned_leaves_its_fact_none():
+    facts = CheckState().facts()
+    assert facts.oracle is None and facts.known_bad is None and facts.untrusted is None
+    assert facts.discrimination is None and facts.changes is None
