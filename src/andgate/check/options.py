@@ -34,7 +34,7 @@ class CheckOptions:
     progress: Progress | None = None  # status lines on stderr (the CLI's, unless --quiet)
     discrimination: bool = True  # do the tests the change adds fail against broken code?
     # Seconds the report may run on after the classes; None: a quarter of their time, from
-    # 5 s to 60 s (`phases.discrimination.default_budget`).
+    # 5 s to 60 s (`check.discrimination.phase.default_budget`).
     discrimination_budget: float | None = None
     split: Split | None = None  # --shard I/N: this machine's part only (combine: N)
     combine: Combined | None = None  # `combine`: every unit's result, from the bundles

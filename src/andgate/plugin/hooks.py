@@ -204,7 +204,7 @@ class Recorder:
                 XDIST_COLLECTIONS_DIFFER
             ):
                 # xdist's controller: its workers collected different items. Keep its
-                # first line, which says so, for the gate (`run.py` runs it again).
+                # first line, which says so, for the gate (`process/run.py` runs it again).
                 message = f"{text.splitlines()[0]}\n{message}"
             self.collection_errors.setdefault(report.nodeid, message)
 

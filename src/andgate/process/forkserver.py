@@ -1,7 +1,7 @@
 """The fork server: one process per check that imports pytest once and forks a
 child per pytest run.
 
-PYTEST_DONT_REWRITE. Runs as `python -P -c SERVER` (see `run.py`), with the
+PYTEST_DONT_REWRITE. Runs as `python -P -c SERVER` (see `forkclient.py`), with the
 environment every run gets, so imports only the standard library before it
 imports what the bootstrap imports (`andgate.plugin.hooks`, `andgate.plugin.redirect`,
 `pytest`), then the `_pytest` modules `pytest.main` loads (`_preimport`; not

@@ -33,7 +33,7 @@ NO_EXTRA_TEST_SIDE = TestSide()
 
 
 class ScanFindings(Protocol):
-    """What the production scan found (phases/production.py's ScanResult)."""
+    """What the production scan found (check/production/phase.py's ScanResult)."""
 
     @property
     def suspicious(self) -> tuple[str, ...]: ...

@@ -1,4 +1,4 @@
-"""The plan phase: the trees and file sets (`plan.py`), this machine's units of work,
+"""The plan phase: the trees and file sets (`trees.py`), this machine's units of work,
 the runs' environment and the property seed, as the one `PhaseContext` every test
 phase works with. git only: no test code runs here."""
 
