@@ -246,3 +246,27 @@ def test_one_reader_decides_what_a_declaration_is(path: str, old: bytes, new: by
     assert not differ or change(path, old, new) is not None
     if new == CFG_ELSEWHERE:
         assert declared_plugins({path: new}) == set() and change(path, old, new) is None
+
+
+def test_only_the_group_installed_metadata_reads_is_a_declaration() -> None:
+    """importlib.metadata reads the group `pytest11` exactly: another spelling installs
+    nothing, so it declares nothing, yet editing it is still a trust-root change."""
+    from andgate.trust.plugin_declarations import change
+
+    odd = b'[project.entry-points.PYTEST11]\ncheat = "mylib.core"\n'
+    assert declared_plugins({"pyproject.toml": odd}) == set()
+    assert change("pyproject.toml", b"[project]\nname = 'x'\n", odd) is not None
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        b"[options]\nentry_points = file: a  b.cfg\n",
+        b"[options]\nentry_points = file:\n    a.cfg\n",
+    ],
+)
+def test_where_setup_cfg_moves_its_entry_points_is_read_exactly(new: bytes) -> None:
+    """`entry_points = file: ...` names another file: a different name is a change."""
+    from andgate.trust.plugin_declarations import change
+
+    assert change("setup.cfg", b"[options]\nentry_points = file: a b.cfg\n", new) is not None

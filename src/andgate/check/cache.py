@@ -108,7 +108,7 @@ def _read_regular(path: Path, limit: int) -> bytes:
         os.close(fd)
 
 
-GREEN_SCHEMA = "andgate.commands.harvest-green/1"
+GREEN_SCHEMA = "andgate.harvest-green/1"
 
 
 class GreenCache:

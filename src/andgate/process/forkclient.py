@@ -4,6 +4,7 @@ that imports pytest once; each run is a child forked from it.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -255,6 +256,9 @@ def stop_fork_server() -> None:
     for server in servers:
         if server is not None:
             server.stop()
+
+
+atexit.register(stop_fork_server)  # the server never outlives the gate
 
 
 @contextlib.contextmanager

@@ -12,7 +12,6 @@ the processes: the gate puts no variable of its own in their environment.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import ctypes
 import json
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from andgate.process.argv import BOOTSTRAP, config_file, pytest_argv, test_environment
-from andgate.process.forkclient import ForkServer, fork_server, stop_fork_server
+from andgate.process.forkclient import ForkServer, fork_server
 from andgate.process.reaping import (
     RUNNING,
     RUNNING_LOCK,
@@ -144,9 +143,6 @@ def run_pytest(
 
 def _xdist_collections_differ(result: RunResult) -> bool:
     return any(m.startswith(XDIST_COLLECTIONS_DIFFER) for _, m in result.collection_errors)
-
-
-atexit.register(stop_fork_server)
 
 
 def run_parallel(tasks: Sequence[Callable[[], T]], jobs: int) -> list[T]:

@@ -123,8 +123,10 @@ def _pyproject(text: str) -> str:
 
 
 def _pyproject_entries(text: str) -> Iterator[tuple[str, str]]:
-    for _, table in _pyproject_groups(text):
-        if isinstance(table, dict):
+    # Declared means installed: importlib.metadata reads the group `pytest11` exactly,
+    # where any spelling of it counts as a change (`_is_group`).
+    for where, table in _pyproject_groups(text):
+        if where.rpartition(".")[2] == GROUP and isinstance(table, dict):
             yield from ((k, v) for k, v in table.items() if isinstance(v, str))
 
 
@@ -173,13 +175,18 @@ def _setup_cfg_groups(text: str) -> list[tuple[str, str]]:
 
 def _setup_cfg(text: str) -> str:
     # whitespace and line breaks inside a value are layout, not declarations
-    return json.dumps(sorted((where, " ".join(v.split())) for where, v in _setup_cfg_groups(text)))
+    found = [
+        # inside a pytest11 value, whitespace and line breaks are layout; a file name is not
+        (where, value.strip() if where == "options.entry_points" else " ".join(value.split()))
+        for where, value in _setup_cfg_groups(text)
+    ]
+    return json.dumps(sorted(found))
 
 
 def _setup_cfg_entries(text: str) -> Iterator[tuple[str, str]]:
     for where, value in _setup_cfg_groups(text):
-        if where == "options.entry_points":
-            continue  # declared in another file: nothing here to trust
+        if where.rpartition(".")[2] != GROUP:
+            continue  # `entry_points = file:` (nothing here to trust), or not spelled as installed
         for line in value.splitlines():
             name, sep, target = line.partition("=")
             if sep and name.strip():
