@@ -10,6 +10,9 @@ so nothing they do can reach a result read before them. Every failure of the
 gate itself ends as a recorded GATE_ERROR, and the artifacts are always written.
 The fork server (`run.prestart_fork_server`) starts importing pytest before the
 scan, so the first pytest run need not wait for it; no repository code runs there.
+The scan reads its inputs from git before any test runs and analyses them in a
+thread beside the oracle phase, as the discrimination report's plan is made; both
+end before the first untrusted test runs.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import hashlib
 import os
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import replace
 
 from andgate.check.context import PhaseContext
@@ -26,7 +30,7 @@ from andgate.check.inventory.phase import run_inventory_phase
 from andgate.check.options import CheckOptions
 from andgate.check.oracle.phase import run_oracle_phase
 from andgate.check.plan.phase import plan_phases
-from andgate.check.production.phase import scan_change
+from andgate.check.production.phase import start_scan
 from andgate.check.property.phase import run_property_phase
 from andgate.check.state import CheckState, RunName
 from andgate.check.untrusted import run_untrusted_phase
@@ -37,6 +41,7 @@ from andgate.process.generated import read_generated
 from andgate.process.runner_files import Snapshot
 from andgate.process.runner_files import restore as restore_runner_files
 from andgate.process.runner_files import take as snapshot_runner_files
+from andgate.process.signals import in_background, wait_future
 from andgate.process.worktree import scratch_dir, worktree_pool
 from andgate.records import Finding, Role, Warning_
 from andgate.report.artifacts import Artifacts, write_artifacts
@@ -130,7 +135,8 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
     ):
         if opts.combine is None:  # pytest imports meanwhile; no repository code runs
             prestart_fork_server(config.manifest.scrub_env, scratch)
-        scan = scan_change(git, base, head, changes, config, differs, generated)  # before tests
+        # Read before any test runs; analysed beside the oracle phase.
+        scan = start_scan(git, base, head, changes, config, differs, generated)
         state.warnings += [
             Finding(Warning_.ORACLE_FROM_PRODUCTION, d) for d in scan.oracle_from_production
         ]
@@ -139,12 +145,12 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
         state.found = replace(state.found, lock=lock)
         trees = (scratch, pool)
         ctx = plan_phases(git, opts, state, config, differs, trees, approved=trusts_head)
-        _run_phases(ctx, git, opts, changes)
+        _run_phases(ctx, git, opts, changes, before_untrusted=scan.result)
         base_oracle = _base_oracle_ids(state, ctx.plan.base_oracle_files)
         state.found = replace(state.found, disputes=judged(disputes.facts, base_oracle))
     state.annotate_junit()
     found = run_inventory_phase(
-        state, config, changes, differs, scan, approved_by=approvers, today=opts.today,
+        state, config, changes, differs, scan.result(), approved_by=approvers, today=opts.today,
         approved_head=approves_head(state.approvals),
     )  # fmt: skip
     state.inventory = found.inventory
@@ -207,22 +213,37 @@ def _base_config(git: Git, opts: CheckOptions, state: CheckState, base: str) -> 
     return config
 
 
-def _run_phases(ctx: PhaseContext, git: Git, opts: CheckOptions, changes: list[Change]) -> None:
-    """The test phases in order of trust, each in worktrees of the check's pool."""
+def _run_phases(
+    ctx: PhaseContext,
+    git: Git,
+    opts: CheckOptions,
+    changes: list[Change],
+    before_untrusted: Callable[[], object] = lambda: None,
+) -> None:
+    """The test phases in order of trust, each in worktrees of the check's pool.
+
+    The discrimination report is planned (its mutants made) in a thread beside the
+    oracle phase, and `before_untrusted` (the production scan's end) is waited for:
+    every input is read before the first untrusted test runs."""
     state = ctx.state
     started = time.monotonic()  # the discrimination report's default budget is a share
+    planned = in_background(
+        "discrimination-plan",
+        lambda: plan_discrimination(
+            ctx,
+            git,
+            changes,
+            budget=opts.discrimination_budget,
+            enabled=opts.discrimination,
+            started=started,
+        ),
+    )
     oracle = run_oracle_phase(ctx)
     state.replays = list(oracle.replays)
     state.found = replace(state.found, oracle=oracle.oracle, known_bad=oracle.known_bad)
     state.found = replace(state.found, property=run_property_phase(ctx))
-    discrimination = plan_discrimination(
-        ctx,
-        git,
-        changes,
-        budget=opts.discrimination_budget,
-        enabled=opts.discrimination,
-        started=started,
-    )
+    discrimination = wait_future(planned)
+    before_untrusted()
     state.found = replace(state.found, untrusted=run_untrusted_phase(ctx, beside=discrimination))
     state.capture()
     state.found = replace(state.found, discrimination=discrimination.finish())

@@ -18,7 +18,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_futures
 from contextlib import contextmanager
@@ -48,6 +48,22 @@ def wait_future(future: Future[T]) -> T:
     while not future.done():
         wait_futures([future], timeout=WAKE)
     return future.result()
+
+
+def in_background(name: str, work: Callable[[], T]) -> Future[T]:
+    """Start `work` in a daemon thread; `wait_future` joins it (and raises what it
+    raised). A daemon: a check ended by a signal does not wait for it."""
+    future: Future[T] = Future()
+    future.set_running_or_notify_cancel()
+
+    def run() -> None:
+        try:
+            future.set_result(work())
+        except BaseException as exc:  # handed to whoever joins
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name=f"andgate-{name}", daemon=True).start()
+    return future
 
 
 @contextmanager

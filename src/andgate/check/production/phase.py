@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import PurePosixPath
@@ -29,6 +30,7 @@ from andgate.git import Change, Git, TreeEntry
 from andgate.process.generated import NONE, Generated
 from andgate.process.requests import RunEnvironment
 from andgate.process.results import RunResult
+from andgate.process.signals import in_background, wait_future
 from andgate.records import Construct
 from andgate.trust.authorship import is_oracle_side, sort_changes
 from andgate.trust.config import BaseConfig
@@ -45,9 +47,31 @@ class ScanResult:
 
     @property
     def oracle_from_production_files(self) -> frozenset[str]:
-        """The files of those findings (`scan.oracle_parameters_from_production`
-        begins each with `path::function`)."""
-        return frozenset(m.partition("::")[0] for m in self.oracle_from_production)
+        return files_of(self.oracle_from_production)
+
+
+def files_of(findings: Iterable[str]) -> frozenset[str]:
+    """The files of oracle-from-production findings
+    (`scan.oracle_parameters_from_production` begins each with `path::function`)."""
+    return frozenset(m.partition("::")[0] for m in findings)
+
+
+@dataclass(frozen=True)
+class PendingScan:
+    """A scan under way: what the oracle phase needs is known at once; the rest of
+    the analysis (parsing every changed file and matching literals, most of the
+    scan's time) runs in a thread beside the oracle phase."""
+
+    oracle_from_production: tuple[str, ...]
+    analysis: Future[ScanResult]
+
+    @property
+    def oracle_from_production_files(self) -> frozenset[str]:
+        return files_of(self.oracle_from_production)
+
+    def result(self) -> ScanResult:
+        """The whole scan, waiting for it (interruptibly); raises what it raised."""
+        return wait_future(self.analysis)
 
 
 def scan_change(
@@ -59,8 +83,26 @@ def scan_change(
     differs: ConfigChanges,
     generated: Generated = NONE,
 ) -> ScanResult:
+    """The whole scan, in the calling thread's time (`start_scan`, then wait)."""
+    return start_scan(git, base, head, changes, config, differs, generated).result()
+
+
+def start_scan(
+    git: Git,
+    base: str,
+    head: str,
+    changes: list[Change],
+    config: BaseConfig,
+    differs: ConfigChanges,
+    generated: Generated = NONE,
+) -> PendingScan:
     """`generated`: the checkout's generated files, production code the change's own
-    build produced: scanned as files the change adds."""
+    build produced: scanned as files the change adds.
+
+    The changed files' bytes, base's oracle files and fixtures are read here; what
+    the author was given (base's other files) is read by the analysis only if it
+    needs them, so `check` waits for the scan before the first untrusted test runs
+    (every input is read by then)."""
     manifest = config.manifest
     sorted_changes = sort_changes(
         changes,
@@ -82,29 +124,33 @@ def scan_change(
         if (c.new_path or c.old_path) in production
     ]
     file_changes += [FileChange(path=f.path, old=None, new=f.data) for f in generated.files]
-    if not file_changes:
-        return ScanResult(oracle_from_production=from_production)
-    allow = manifest.production_scan_allow
-    found = scan_production(
-        file_changes,
-        shadowed=ShadowableNames(),
-        project_packages=packages,
-        allow=allow,
-    )
-    given = _given(
-        git,
-        base_files,
-        lambda p: (
-            not config.test_side.holds(p)
-            and not is_oracle_side(p, manifest, lambda q: matches(q, manifest.oracle.globs))
-        ),
-    )
-    answers = hard_coded_answers({**oracles, **fixtures}, given, file_changes, allow=allow)
-    return ScanResult(
-        tuple(f.message for f in unique([*found, *answers.answers])),
-        tuple(f.message for f in answers.warnings),
-        from_production,
-    )
+
+    def analyse() -> ScanResult:
+        if not file_changes:
+            return ScanResult(oracle_from_production=from_production)
+        allow = manifest.production_scan_allow
+        found = scan_production(
+            file_changes,
+            shadowed=ShadowableNames(),
+            project_packages=packages,
+            allow=allow,
+        )
+        given = _given(
+            git,
+            base_files,
+            lambda p: (
+                not config.test_side.holds(p)
+                and not is_oracle_side(p, manifest, lambda q: matches(q, manifest.oracle.globs))
+            ),
+        )
+        answers = hard_coded_answers({**oracles, **fixtures}, given, file_changes, allow=allow)
+        return ScanResult(
+            tuple(f.message for f in unique([*found, *answers.answers])),
+            tuple(f.message for f in answers.warnings),
+            from_production,
+        )
+
+    return PendingScan(from_production, in_background("scan", analyse))
 
 
 def _file_change(change: Change, old: bytes | None, new: bytes | None) -> FileChange:
