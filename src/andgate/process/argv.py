@@ -70,7 +70,11 @@ def pytest_argv(
     if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         argv += ["-p", "andgate.plugin.hooks"]
     if request.collect_only:
-        argv.append("--collect-only")
+        # No test body runs, so pytest's assertion rewriting would buy nothing; in a
+        # fresh worktree it is most of a collection's time (toolz: 1.7 s -> 0.8 s).
+        # Items, marks and parameters are the same; a module-level assert that fails
+        # is still a collection error, without pytest's introspection.
+        argv += ["--collect-only", "--assert=plain"]
     if request.exitfirst:
         argv.append("-x")
     if request.xdist_off:
