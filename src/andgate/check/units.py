@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from andgate.check.plan.trees import Plan
-from andgate.plugin.shard import STARTUP_BYTES, Shard, shards
+from andgate.plugin.shard import STARTUP_BYTES, Shard, collect_only_weight, shards
 
 BASE_ORACLE = "base-oracle"
 FLAKE = "flake"
@@ -78,7 +78,7 @@ def work_units(plan: Plan, *, replays: int, count: int) -> list[Unit]:
     if plan.trusted_oracle_files:
         units += class_units("oracle", plan.oracle_sizes, count)
     if plan.base_oracle_files:
-        units.append(Unit(BASE_ORACLE, oracle_bytes // 8 + STARTUP_BYTES))
+        units.append(Unit(BASE_ORACLE, collect_only_weight(plan.oracle_sizes)))
     # A replay runs with -x: about half the oracle class before its killer.
     units += [Unit(f"known-bad/{i}", oracle_bytes // 2 + STARTUP_BYTES) for i in range(replays)]
     if plan.property_files:
