@@ -223,8 +223,14 @@ class Sample:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def plain_pytest(tree: Path) -> Sample:
+def plain_pytest(tree: Path, *, fresh: bool = False) -> Sample:
+    """`pytest -q` in the tree; `fresh`: first without its bytecode caches, as on CI's
+    fresh clone (pytest then rewrites and compiles every test module, as it does in
+    each worktree a check makes)."""
     loop = load_loop()
+    if fresh:
+        for cache in tree.rglob("__pycache__"):
+            shutil.rmtree(cache)
     result = bench.timed(bench.pytest_argv(), tree, base_env())
     line = bench.summary_line(result.proc)
     return Sample(result.seconds, result.load, loop, {"summary": line})
@@ -272,13 +278,25 @@ def measure_pair(repo: Path, pair: Pair, root: Path, jobs: int, rounds: int) -> 
     git(root, "clone", "-q", "--no-checkout", str(repo), str(tree))
     git(tree, "checkout", "-q", pair.head)
     warm = plain_pytest(tree)  # warm-up: bytecode of the tree, as a user's checkout has
-    samples: dict[str, list[Sample]] = {"pytest": [], "check": [], "no_report": []}
+    samples: dict[str, list[Sample]] = {
+        "pytest": [],
+        "pytest_fresh": [],
+        "check": [],
+        "no_report": [],
+    }
     if warm.extra["summary"].count("failed") > 1 or "error" in warm.extra["summary"]:
         # More than the one test that needs an installed distribution: the gate would
         # block, and the commit says nothing about cost. Measure nothing.
-        return {"pytest": [vars(warm)], "check": [], "no_report": [], "suite_fails": True}
+        return {
+            "pytest": [vars(warm)],
+            "pytest_fresh": [],
+            "check": [],
+            "no_report": [],
+            "suite_fails": True,
+        }
     for _ in range(rounds):
-        samples["pytest"].append(plain_pytest(tree))
+        samples["pytest_fresh"].append(plain_pytest(tree, fresh=True))
+        samples["pytest"].append(plain_pytest(tree))  # warm again: the headline baseline
         samples["check"].append(check(repo, pair, root, jobs, (), "defaults"))
         samples["no_report"].append(
             check(repo, pair, root, jobs, ("--no-discrimination",), "no-report")
@@ -324,18 +342,28 @@ def _med(values: Sequence[float]) -> float:
 
 
 def summarize(measured: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per commit the ratio of each check to the pytest of its round; medians and worst."""
-    ratios: dict[str, list[float]] = {"check": [], "no_report": []}
+    """Per commit the ratio of each check to the pytest of its round (warm; `_fresh`:
+    to the fresh-clone pytest of its round); medians and worst."""
+    ratios: dict[str, list[float]] = {
+        "check": [],
+        "no_report": [],
+        "check_fresh": [],
+        "no_report_fresh": [],
+    }
     for m in measured:
         for kind in ratios:
+            check_kind = kind.removesuffix("_fresh")
+            baseline = m["samples"].get("pytest_fresh" if kind.endswith("_fresh") else "pytest")
+            if not baseline:
+                continue  # measured before the fresh baseline existed
             per_round = [
                 c["seconds"] / p["seconds"]
-                for c, p in zip(m["samples"][kind], m["samples"]["pytest"], strict=True)
+                for c, p in zip(m["samples"][check_kind], baseline, strict=True)
             ]
             m[f"ratio_{kind}"] = _med(per_round)
             ratios[kind].append(m[f"ratio_{kind}"])
     return {
-        kind: {"median": _med(values), "worst": max(values) if values else None}
+        kind: {"median": _med(values) if values else None, "worst": max(values) if values else None}
         for kind, values in ratios.items()
     }
 
@@ -383,6 +411,24 @@ def rows_of(result: dict[str, Any]) -> list[dict[str, Any]]:
                 "stages_s": median_stages(measured, kind),
             }
         )
+    fresh_s = [s["seconds"] for m in measured for s in m["samples"].get("pytest_fresh", [])]
+    if fresh_s and summary.get("check_fresh", {}).get("median") is not None:
+        rows.append(
+            {
+                "config": f"{name} history: pytest -q on a fresh clone (no bytecode caches)",
+                "suite": f"history {name}",
+                "figure": "real-history",
+                "median_s": _med(fresh_s),
+                "samples_s": fresh_s,
+                "load": _med([s["load"] for m in measured for s in m["samples"]["pytest_fresh"]]),
+                "note": (
+                    f"check x this: defaults {summary['check_fresh']['median']:.2f} "
+                    f"(worst {summary['check_fresh']['worst']:.2f}), --no-discrimination "
+                    f"{summary['no_report_fresh']['median']:.2f} "
+                    f"(worst {summary['no_report_fresh']['worst']:.2f}); no target"
+                ),
+            }
+        )
     for tag in ("cold", "warm"):
         h = result.get("harvest", {}).get(tag)
         if not h:
@@ -425,6 +471,12 @@ def print_report(result: dict[str, Any]) -> None:
         f"{s['check']['worst']:.2f}, --no-discrimination {s['no_report']['median']:.2f} / "
         f"{s['no_report']['worst']:.2f}"
     )
+    if s.get("check_fresh", {}).get("median") is not None:
+        print(
+            f"against pytest -q on a fresh clone: defaults {s['check_fresh']['median']:.2f} / "
+            f"{s['check_fresh']['worst']:.2f}, --no-discrimination "
+            f"{s['no_report_fresh']['median']:.2f} / {s['no_report_fresh']['worst']:.2f}"
+        )
     for tag, h in result.get("harvest", {}).items():
         remembered = f", {h['remembered']} remembered" if h.get("remembered") else ""
         print(
