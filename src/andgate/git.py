@@ -10,6 +10,7 @@ same way, each read within the same timeout.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import posixpath
 import re
@@ -93,6 +94,13 @@ class Change:
     @property
     def paths(self) -> tuple[str, ...]:
         return tuple(p for p in (self.old_path, self.new_path) if p is not None)
+
+
+def blob_id(data: bytes, like: str) -> str:
+    """The object id git gives a blob of `data`, in the hash `like` is written in
+    (40 hex digits: SHA-1, 64: SHA-256)."""
+    algorithm = "sha256" if len(like) == 64 else "sha1"
+    return hashlib.new(algorithm, b"blob %d\0" % len(data) + data).hexdigest()
 
 
 class Git:
@@ -268,7 +276,7 @@ class Git:
             batch = self._batches.get(option)
             if batch is None or not batch.alive():
                 if batch is not None:
-                    batch.close()
+                    batch.close_after_read()  # another thread may be reading it
                 batch = self._batches[option] = CatFile(self, option)
             return batch
 
@@ -308,13 +316,24 @@ class Git:
                 sizes[sha] = int(parts[2])
         return sizes
 
-    def read_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
-        """Many blobs, by sha."""
+    def read_blobs(self, shas: Iterable[str], *, verify: bool = False) -> dict[str, bytes]:
+        """Many blobs, by sha. `verify`: each one's bytes must hash to its id (GitError
+        otherwise). `cat-file` does not check: a read made after the change's code
+        ran, which may have rewritten an object file, is checked against ids read
+        before."""
         wanted = list(dict.fromkeys(shas))
         answers = self._cat("--batch", [s.encode() for s in wanted])
-        return {
+        blobs = {
             sha: body for sha, (_, body) in zip(wanted, answers, strict=True) if body is not None
         }
+        if verify:
+            for sha, body in blobs.items():
+                if blob_id(body, sha) != sha.lower():
+                    raise GitError(
+                        f"object {sha} no longer holds the bytes of its id: the repository's "
+                        "objects were changed while the check ran (by the code under test?)"
+                    )
+        return blobs
 
     def diff_raw(self, base: str, head: str) -> list[Change]:
         raw = self.run(

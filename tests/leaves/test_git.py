@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from andgate.errors import GateTimeout, GitError
-from andgate.git import LONG_LIVED_BATCH, Git
+from andgate.git import LONG_LIVED_BATCH, Git, blob_id
 from andgate.process.worktree import numstat_paths, status_paths
 
 HEAD = "ab" * 20
@@ -266,3 +266,39 @@ def test_a_path_with_a_newline_is_refused_not_read_as_two(tmp_path):
     for reading in (contextlib.nullcontext(), repo.reading()):
         with reading, pytest.raises(GitError, match="a path with a newline"):
             repo.read_blob(head, "a\nb")
+
+
+def _rewrite_loose_object(repo: Path, sha: str, data: bytes) -> None:
+    """What code under test can do to a repository: replace an object file's bytes
+    (git's cat-file does not check them against the object's id)."""
+    import zlib
+
+    path = repo / ".git" / "objects" / sha[:2] / sha[2:]
+    path.chmod(0o644)
+    path.write_bytes(zlib.compress(b"blob %d\0" % len(data) + data))
+
+
+@pytest.mark.parametrize("long_lived", [True, False])
+def test_a_verified_read_refuses_an_object_whose_bytes_were_rewritten(tmp_path, long_lived):
+    repo, head = _repo_with_files(tmp_path, {"given.py": b"X = 1\n", "other.py": b"Y = 2\n"})
+    shas = {e.path: e.sha for e in repo.ls_tree(head)}
+    _rewrite_loose_object(tmp_path, shas["given.py"], b"X = 1  # Hello World\n")
+    with repo.reading() if long_lived else contextlib.nullcontext():
+        assert repo.read_blobs([shas["given.py"]])[shas["given.py"]].endswith(b"World\n")
+        assert repo.read_blobs([shas["other.py"]], verify=True) == {shas["other.py"]: b"Y = 2\n"}
+        with pytest.raises(GitError, match=f"object {shas['given.py']} no longer holds"):
+            repo.read_blobs(shas.values(), verify=True)
+
+
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_a_blobs_id_is_the_one_git_gives_it(tmp_path, object_format):
+    data = b"line\n\0binary\xff"
+    (tmp_path / "blob").write_bytes(data)
+    subprocess.run(
+        ["git", "init", "-q", f"--object-format={object_format}"], cwd=tmp_path, check=True
+    )
+    given = subprocess.run(
+        ["git", "hash-object", "blob"], cwd=tmp_path, capture_output=True, check=True, text=True
+    ).stdout.strip()
+    assert blob_id(data, given) == given
+    assert blob_id(data + b"!", given) != given

@@ -10,9 +10,10 @@ so nothing they do can reach a result read before them. Every failure of the
 gate itself ends as a recorded GATE_ERROR, and the artifacts are always written.
 The fork server (`run.prestart_fork_server`) starts importing pytest before the
 scan, so the first pytest run need not wait for it; no repository code runs there.
-The scan reads its inputs from git before any test runs and analyses them in a
-thread beside the oracle phase, as the discrimination report's plan is made; both
-end before the first untrusted test runs.
+The scan and the discrimination report read their inputs before any test runs
+and do the rest in threads beside the oracle phase (a later read of base's files
+is checked against the ids read before); both end before the first untrusted
+test runs.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from andgate.check.context import PhaseContext
-from andgate.check.discrimination.phase import plan_discrimination
+from andgate.check.discrimination.phase import prepare_discrimination
 from andgate.check.inventory.phase import run_inventory_phase
 from andgate.check.options import CheckOptions
 from andgate.check.oracle.phase import run_oracle_phase
@@ -222,22 +223,20 @@ def _run_phases(
 ) -> None:
     """The test phases in order of trust, each in worktrees of the check's pool.
 
-    The discrimination report is planned (its mutants made) in a thread beside the
-    oracle phase, and `before_untrusted` (the production scan's end) is waited for:
-    every input is read before the first untrusted test runs."""
+    The discrimination report reads its inputs before the oracle phase and makes its
+    mutants in a thread beside it; both it and `before_untrusted` (the production
+    scan's end) are waited for before the first untrusted test runs."""
     state = ctx.state
     started = time.monotonic()  # the discrimination report's default budget is a share
-    planned = in_background(
-        "discrimination-plan",
-        lambda: plan_discrimination(
-            ctx,
-            git,
-            changes,
-            budget=opts.discrimination_budget,
-            enabled=opts.discrimination,
-            started=started,
-        ),
+    plan = prepare_discrimination(  # reads now; the rest beside the oracle phase
+        ctx,
+        git,
+        changes,
+        budget=opts.discrimination_budget,
+        enabled=opts.discrimination,
+        started=started,
     )
+    planned = in_background("discrimination-plan", plan)
     oracle = run_oracle_phase(ctx)
     state.replays = list(oracle.replays)
     state.found = replace(state.found, oracle=oracle.oracle, known_bad=oracle.known_bad)

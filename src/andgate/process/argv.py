@@ -71,7 +71,8 @@ def pytest_argv(
         argv += ["-p", "andgate.plugin.hooks"]
     if request.collect_only:
         # No test body runs, so pytest's assertion rewriting would buy nothing; in a
-        # fresh worktree it is most of a collection's time (toolz: 1.7 s -> 0.8 s).
+        # fresh worktree it is most of a collection's time (toolz's oracle files:
+        # 0.49 s -> 0.07 s of collection).
         # Items, marks and parameters are the same; a module-level assert that fails
         # is still a collection error, without pytest's introspection.
         argv += ["--collect-only", "--assert=plain"]

@@ -212,7 +212,11 @@ class Discrimination:
         return after_last(class_tasks, self._on_head)
 
 
-def plan_discrimination(
+Side = tuple[bytes | None, bytes | None]
+Sides = Mapping[Change, Side]
+
+
+def prepare_discrimination(
     ctx: PhaseContext,
     git: Git,
     changes: Sequence[Change],
@@ -220,49 +224,70 @@ def plan_discrimination(
     budget: float | None,
     enabled: bool = True,
     started: float | None = None,
-) -> Discrimination:
-    """The report's runs; `budget` in seconds from the end of the classes (None: a
-    share of their time, counted from `started`, when the test phases began)."""
+) -> Callable[[], Discrimination]:
+    """The report's runs, planned in two steps: what the plan reads from the
+    repository is read now, and the rest (diffs and mutants, computation only) is
+    returned, for a thread beside the oracle phase. That phase runs the change's
+    code, which could rewrite the repository's objects: nothing is read from git
+    while it runs. `budget` in seconds from the end of the classes (None: a share
+    of their time, counted from `started`, when the test phases began)."""
     state, config = ctx.state, ctx.config
     required = config.manifest.require_discriminating_tests
     if not enabled:
-        return Discrimination([], lambda: None)
+        return lambda: Discrimination([], lambda: None)
     if ctx.work.recorded is not None:
         merged = merge_discrimination(ctx.work.recorded.discrimination, required)
-        return Discrimination([], lambda: merged)
+        return lambda: Discrimination([], lambda: merged)
     files = _touched_test_files(ctx, changes)
-    added = _added_tests(git, ctx.plan.base, ctx.plan.head, changes, files)
-    # Mutants of the lines the change touched first: they are what the agent's tests
-    # are most likely to notice, and once every item has failed against something the
-    # rest need not run (the report only ever needs one breakage per item).
-    breakages = _mutants(git, ctx.plan.base, ctx.plan.head, changes, ctx) if files else []
-    breakages += [Breakage(f"known-bad {f.name}", f.patch) for f in config.known_bad if files]
-    found = _Found(budget, time.monotonic() if started is None else started)
-    tasks = [_task(ctx, index, b, files, found) for index, b in enumerate(breakages)]
-    order = {b.name: i for i, b in enumerate(breakages)}  # not the order they finished in
+    sides = _python_sides(git, ctx.plan.base, ctx.plan.head, changes) if files else {}
 
-    def by_order(name: str) -> int:
-        return order.get(name, len(order))
+    def plan() -> Discrimination:
+        added = _added_tests(sides, changes, files)
+        # Mutants of the lines the change touched first: they are what the agent's
+        # tests are most likely to notice, and once every item has failed against
+        # something the rest need not run (the report only ever needs one breakage
+        # per item).
+        breakages = _mutants(sides, changes, ctx) if files else []
+        breakages += [Breakage(f"known-bad {f.name}", f.patch) for f in config.known_bad if files]
+        found = _Found(budget, time.monotonic() if started is None else started)
+        tasks = [_task(ctx, index, b, files, found) for index, b in enumerate(breakages)]
+        order = {b.name: i for i, b in enumerate(breakages)}  # not the order they finished in
 
-    def finish() -> DiscriminationFacts:
-        run = state.runs.get(RunName.UNTRUSTED)
-        agent = _agent_items([run] if run is not None else [], files, added)
-        if not agent:
-            return DiscriminationFacts(required=required)
-        return DiscriminationFacts(
-            items=tuple((n, tuple(sorted(found.killed_by(n), key=by_order))) for n in agent),
-            against=tuple(sorted(found.ran, key=by_order)),
-            required=required,
-            incomplete=bool(found.skipped),
-            skipped=tuple(sorted(found.skipped, key=by_order)),
-            budget=found.spent,
-        )
+        def by_order(name: str) -> int:
+            return order.get(name, len(order))
 
-    def on_head() -> None:
-        parts = [r for name, r in state.runs.items() if is_part_of(RunName.UNTRUSTED, name)]
-        found.know(_agent_items(parts, files, added))
+        def finish() -> DiscriminationFacts:
+            run = state.runs.get(RunName.UNTRUSTED)
+            agent = _agent_items([run] if run is not None else [], files, added)
+            if not agent:
+                return DiscriminationFacts(required=required)
+            return DiscriminationFacts(
+                items=tuple((n, tuple(sorted(found.killed_by(n), key=by_order))) for n in agent),
+                against=tuple(sorted(found.ran, key=by_order)),
+                required=required,
+                incomplete=bool(found.skipped),
+                skipped=tuple(sorted(found.skipped, key=by_order)),
+                budget=found.spent,
+            )
 
-    return Discrimination(tasks, finish, on_head)
+        def on_head() -> None:
+            parts = [r for name, r in state.runs.items() if is_part_of(RunName.UNTRUSTED, name)]
+            found.know(_agent_items(parts, files, added))
+
+        return Discrimination(tasks, finish, on_head)
+
+    return plan
+
+
+def _python_sides(
+    git: Git, base: str, head: str, changes: Sequence[Change]
+) -> dict[Change, tuple[bytes | None, bytes | None]]:
+    """Both sides of every Python file the change touched: all the plan reads."""
+    return {
+        c: git.read_sides(base, head, c)
+        for c in changes
+        if any(path.endswith(".py") for path in c.paths)
+    }
 
 
 def merge_discrimination(
@@ -300,7 +325,7 @@ def _touched_test_files(ctx: PhaseContext, changes: Sequence[Change]) -> frozens
 
 
 def _added_tests(
-    git: Git, base: str, head: str, changes: Sequence[Change], files: frozenset[str]
+    sides: Sides, changes: Sequence[Change], files: frozenset[str]
 ) -> dict[str, frozenset[str] | None]:
     """Per touched Python test file, the test functions the change added or edited
     (`changed_tests`); None: every item of the file counts (a new file, a file that
@@ -314,7 +339,8 @@ def _added_tests(
         if change.status not in "MR" or not path.endswith(".py") or not change.old_path:
             out[path] = None
             continue
-        out[path] = changed_tests(git.read_blob(base, change.old_path), git.read_blob(head, path))
+        before, after = sides.get(change, (None, None))
+        out[path] = changed_tests(before, after)
     return out
 
 
@@ -345,9 +371,7 @@ def _agent_items(
     )
 
 
-def _mutants(
-    git: Git, base: str, head: str, changes: Sequence[Change], ctx: PhaseContext
-) -> list[Breakage]:
+def _mutants(sides: Sides, changes: Sequence[Change], ctx: PhaseContext) -> list[Breakage]:
     """A few mutants of the production lines the change added or edited."""
     out: list[Breakage] = []
     for change in changes:
@@ -358,7 +382,7 @@ def _mutants(
             continue  # a link's blob is the name it points to: no code to mutate
         if ctx.config.manifest.production_globs and path not in _production(ctx):
             continue
-        before, after = git.read_sides(base, head, change)
+        before, after = sides.get(change, (None, None))
         old = (before or b"").decode("utf-8", "replace")
         new = (after or b"").decode("utf-8", "replace")
         lines = _added_lines(old, new)

@@ -1,1 +1,2 @@
-"""The production phase: the scan of the lines a change adds, before any test runs."""
+"""The production phase: the scan of the lines a change adds, on inputs read before any
+test runs."""

@@ -1,4 +1,5 @@
-"""The production-diff scan, on base..head before any test runs (`scan.py` decides).
+"""The production-diff scan, on base..head: its inputs read before any test runs,
+its analysis beside the oracle phase (`scan.py` decides).
 
 Feeds the scan what only the repository knows: which changed files are production
 code, their bytes on both sides, the names a new top-level module could shadow
@@ -99,10 +100,12 @@ def start_scan(
     """`generated`: the checkout's generated files, production code the change's own
     build produced: scanned as files the change adds.
 
-    The changed files' bytes, base's oracle files and fixtures are read here; what
-    the author was given (base's other files) is read by the analysis only if it
-    needs them, so `check` waits for the scan before the first untrusted test runs
-    (every input is read by then)."""
+    Read here, before any test runs: the changed files' bytes, base's tree, its
+    oracle files and fixtures, and (when the change adds a path) the installed
+    environment's module names. The analysis, in a thread beside the oracle phase
+    (whose processes run the change's code), reads what the author was given
+    (base's other files) only if it needs them, each checked against its id in
+    base's tree; `check` waits for it before the first untrusted test runs."""
     manifest = config.manifest
     sorted_changes = sort_changes(
         changes,
@@ -124,6 +127,9 @@ def start_scan(
         if (c.new_path or c.old_path) in production
     ]
     file_changes += [FileChange(path=f.path, old=None, new=f.data) for f in generated.files]
+    shadowed = ShadowableNames()
+    if any(change.path_is_new for change in file_changes):
+        shadowed.load()  # the environment as installed, before the change's code runs
 
     def analyse() -> ScanResult:
         if not file_changes:
@@ -131,7 +137,7 @@ def start_scan(
         allow = manifest.production_scan_allow
         found = scan_production(
             file_changes,
-            shadowed=ShadowableNames(),
+            shadowed=shadowed,
             project_packages=packages,
             allow=allow,
         )
@@ -184,7 +190,10 @@ def _given(
     chosen = [e for e in entries if wanted(e.path)]
     sizes = git.blob_sizes(e.sha for e in chosen)
     chosen = [e for e in chosen if sizes.get(e.sha, 0) <= MAX_GIVEN_BYTES]
-    blobs = git.read_blobs(e.sha for e in chosen)
+    # Read beside the oracle phase, whose processes run the change's code: checked
+    # against the ids base's tree gave before any test ran. (A size it lies about
+    # only leaves a file out: a literal then counts as not given, which blocks.)
+    blobs = git.read_blobs((e.sha for e in chosen), verify=True)
     for entry in chosen:
         data = blobs.get(entry.sha, b"")
         if not is_binary(data):
@@ -199,14 +208,17 @@ class ShadowableNames:
     def __init__(self) -> None:
         self._names: frozenset[str] | None = None
 
-    def __contains__(self, name: object) -> bool:
+    def load(self) -> frozenset[str]:
         if self._names is None:
             try:
                 installed = set(metadata.packages_distributions())
             except Exception:  # a broken distribution must not stop the scan
                 installed = set()
             self._names = frozenset(sys.stdlib_module_names) | frozenset(installed)
-        return name in self._names
+        return self._names
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.load()
 
 
 def _packages(paths: Iterable[str]) -> frozenset[str]:
