@@ -219,7 +219,7 @@ def _run_phases(
     git: Git,
     opts: CheckOptions,
     changes: list[Change],
-    before_untrusted: Callable[[], object] = lambda: None,
+    before_untrusted: Callable[[], object],
 ) -> None:
     """The test phases in order of trust, each in worktrees of the check's pool.
 

@@ -279,9 +279,7 @@ def prepare_discrimination(
     return plan
 
 
-def _python_sides(
-    git: Git, base: str, head: str, changes: Sequence[Change]
-) -> dict[Change, tuple[bytes | None, bytes | None]]:
+def _python_sides(git: Git, base: str, head: str, changes: Sequence[Change]) -> dict[Change, Side]:
     """Both sides of every Python file the change touched: all the plan reads."""
     return {
         c: git.read_sides(base, head, c)
