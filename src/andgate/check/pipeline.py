@@ -38,7 +38,7 @@ from andgate.check.untrusted import run_untrusted_phase
 from andgate.errors import AndgateError, Interrupted, ManifestError
 from andgate.git import Change, Git
 from andgate.process.forkclient import fork_server_session, prestart_fork_server
-from andgate.process.generated import read_generated
+from andgate.process.generated import kept_from_base_warning, read_generated
 from andgate.process.runner_files import Snapshot
 from andgate.process.runner_files import restore as restore_runner_files
 from andgate.process.runner_files import take as snapshot_runner_files
@@ -120,9 +120,12 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
     state.found = replace(state.found, disputes=disputes.facts)
     state.dispute_sources = dict(disputes.sources)
     approvers = approved_logins(state.approvals)
-    # Read before any test runs; carried into every worktree but base's.
+    # Read before any test runs; carried into every worktree, base's only the data-only ones.
     generated = read_generated(git, config.manifest.generated_files, head)
     state.generated = tuple((f.path, f.sha256) for f in generated.files)
+    for_base, kept_out = generated.for_base(config.test_side)
+    if (kept := kept_from_base_warning(kept_out)) is not None:
+        state.warnings.append(kept)
     # An adopting change is judged by its own trust files, as an approved one is.
     trusts_head = bool(approvers) or state.adopting
     changes = git.diff_raw(base, head)
@@ -131,7 +134,7 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
     )
     with (
         scratch_dir() as scratch,
-        worktree_pool(git, scratch / "worktrees", generated, never_into=(base,)) as pool,
+        worktree_pool(git, scratch / "worktrees", generated, {base: for_base}) as pool,
         fork_server_session(),
     ):
         if opts.combine is None:  # pytest imports meanwhile; no repository code runs

@@ -5,10 +5,17 @@ A build backend such as setuptools-scm or hatch-vcs writes a version module
 out of git. A worktree of any commit lacks it, so every test that imports the
 package fails to collect. The manifest's `generated_files` globs name such
 files: the ones that exist in the checkout but not in git are read once, before
-any test runs, and copied into every worktree of the gated head (never into a
-run of base, and only when the checkout's HEAD is the gated head: the files
-belong to the checkout's own build). They are production code the change's build
-produced, so the production scan reads them and `verdict.json` lists them.
+any test runs, and copied into every worktree of the gated head (only when the
+checkout's HEAD is the gated head: the files belong to the checkout's own build).
+They are production code the change's build produced, so the production scan reads
+them and `verdict.json` lists them.
+
+A run of base (the collection that pins the oracle set, the rerun that judges a
+skip) gets those of them that are data only (`data_only.why_not_data`: what
+setuptools-scm and hatch-vcs write), and never one on base's test side: a project
+that imports its version file unguarded then pins its oracles on base as on head.
+Any other generated file stays out of base's runs, named in the warning
+GENERATED_FILES with what in it is code.
 
 An installed project whose package folder holds untracked files that no glob
 names gets the warning GENERATED_FILES, naming them and the key to add.
@@ -21,13 +28,15 @@ import os
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 
 from andgate.errors import AndgateError
 from andgate.git import Git
+from andgate.process.data_only import why_not_data
 from andgate.process.installed import InstalledProject
 from andgate.records import Finding, Warning_
-from andgate.trust.paths import glob_folder, is_under, matching
+from andgate.trust.paths import TestSide, glob_folder, is_under, matching
 
 # Untracked files in a package folder that are no install's output.
 NOT_GENERATED_PARTS = ("__pycache__",)
@@ -45,6 +54,11 @@ class GeneratedFile:
     def sha256(self) -> str:
         return hashlib.sha256(self.data).hexdigest()
 
+    @cached_property
+    def not_data(self) -> str | None:
+        """Why a run of base may not have it (it holds code); None when data only."""
+        return why_not_data(self.path, self.data)
+
 
 @dataclass(frozen=True)
 class Generated:
@@ -58,6 +72,18 @@ class Generated:
     @property
     def paths(self) -> tuple[str, ...]:
         return tuple(f.path for f in self.files)
+
+    def for_base(self, side: TestSide) -> tuple[Generated, tuple[tuple[str, str], ...]]:
+        """What base's runs get (the files that are data only, none on base's test
+        side, which base's runs take from base alone), and (path, why) of the rest."""
+        given, kept_out = [], []
+        for file in self.files:
+            why = "it is on the test side" if side.holds(file.path) else file.not_data
+            if why is None:
+                given.append(file)
+            else:
+                kept_out.append((file.path, why))
+        return Generated(tuple(given)), tuple(kept_out)
 
 
 NONE = Generated()
@@ -143,4 +169,22 @@ def generated_warning(unnamed: Sequence[str]) -> Finding | None:
         f"the installed project's package holds files git does not track: {shown}{more}; "
         "worktrees lack them, so tests that import them fail to collect: name them in the "
         f'manifest\'s generated_files (e.g. generated_files: ["{unnamed[0]}"])',
+    )
+
+
+def kept_from_base_warning(kept_out: Sequence[tuple[str, str]]) -> Finding | None:
+    """GENERATED_FILES for the generated files base's runs do not get."""
+    if not kept_out:
+        return None
+    shown = "; ".join(f"{path} ({why})" for path, why in kept_out[:MAX_NAMED])
+    more = f"; and {len(kept_out) - MAX_NAMED} more" if len(kept_out) > MAX_NAMED else ""
+    return Finding(
+        Warning_.GENERATED_FILES,
+        f"kept out of base's runs (the collection that pins the oracle set, the rerun "
+        f"that judges a skip): {shown}{more}. Base's runs get only generated files that "
+        "are data only (docstrings, __future__ and typing imports, TYPE_CHECKING blocks, "
+        "assignments of literals), since anything else is code this checkout's build "
+        "produced; where base cannot import without it, its oracle files pin nothing "
+        "(ORACLE_UNPINNED). Generate a plain version file (setuptools-scm's or "
+        "hatch-vcs's default template), or guard the import",
     )

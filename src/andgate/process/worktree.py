@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -205,14 +205,18 @@ class WorktreePool:
     """Worktrees under one private temporary folder, handed out one per job."""
 
     def __init__(
-        self, git: Git, root: Path, generated: Generated = NONE, never_into: Iterable[str] = ()
+        self,
+        git: Git,
+        root: Path,
+        generated: Generated = NONE,
+        by_commit: Mapping[str, Generated] | None = None,
     ) -> None:
         self.git = git
         self.root = root
-        # The checkout's generated files go into every worktree, except those of
-        # `never_into` (base: its runs see base as committed).
+        # The checkout's generated files go into every worktree, except those of a
+        # commit `by_commit` names, which get its files instead (base: the data-only ones).
         self.generated = generated
-        self.never_into = frozenset(never_into)
+        self.by_commit = dict(by_commit or {})
         self._free: queue.SimpleQueue[Worktree] = queue.SimpleQueue()
         self._all: list[Worktree] = []
         self._lock = threading.Lock()
@@ -227,8 +231,7 @@ class WorktreePool:
         worktree = self._take()
         try:
             worktree.checkout(commit)
-            if commit not in self.never_into:
-                copy_into(worktree.path, self.generated)
+            copy_into(worktree.path, self.by_commit.get(commit, self.generated))
             yield worktree
         finally:
             self._free.put(worktree)
@@ -325,9 +328,12 @@ def scratch_dir(prefix: str = "andgate-") -> Iterator[Path]:
 
 @contextmanager
 def worktree_pool(
-    git: Git, root: Path, generated: Generated = NONE, never_into: Iterable[str] = ()
+    git: Git,
+    root: Path,
+    generated: Generated = NONE,
+    by_commit: Mapping[str, Generated] | None = None,
 ) -> Iterator[WorktreePool]:
-    pool = WorktreePool(git, root, generated, never_into)
+    pool = WorktreePool(git, root, generated, by_commit)
     try:
         yield pool
     finally:

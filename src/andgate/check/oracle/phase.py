@@ -118,11 +118,13 @@ def _skips_on_base(ctx: PhaseContext) -> RunResult | None:
     complete = ctx.work.split is None or ctx.work.recorded is not None
     if head is None or not complete:
         return None
-    nodeids = skips_to_run_on_base(class_facts(head, Role.ORACLE).results, head)
-    base_files = set(ctx.plan.base_oracle_files)
-    files = sorted({n.partition("::")[0] for n in nodeids} & base_files)
+    skipped = skips_to_run_on_base(class_facts(head, Role.ORACLE).results, head)
+    # Only what base collected: pytest refuses an id it cannot find (a usage error,
+    # "found no collectors"); an item base lacks is judged from its collection.
+    nodeids = on_base_collection(skipped, ctx.state.runs.get(RunName.BASE_ORACLE))
+    files = sorted({n.partition("::")[0] for n in nodeids})
     if not files:
-        return None  # not on base at all: nothing there can skip the same way
+        return None  # not collected on base: nothing there can skip the same way
     request = RunRequest(
         "oracle skips on base",
         Role.ORACLE,
@@ -206,7 +208,7 @@ def oracle_facts(
             pinned = [i.facts.nodeid for i in base.selected(Role.ORACLE)]
             missing = tuple(n for n in pinned if n not in collected)
     results, by_mark = platform_skips(facts.results, oracle, base)
-    results, by_code = skips_by_code(results, oracle, on_base)
+    results, by_code = skips_by_code(results, oracle, on_base, base)
     if on_base is not None and on_base.error:
         error = "; ".join(e for e in (error, on_base.error) if e)
     if not approved:
@@ -231,10 +233,13 @@ def unpinned_files(
     for where, message in base_errors:
         path = where.partition("::")[0]  # a file, a class in it, a folder, "" (session)
         holds = any(not path or p == path or p.startswith(f"{path}/") for p in from_production)
-        # pytest's last line of the error, without its "E   " gutter
-        line = re.sub(r"^E\s+", "", (message.strip().splitlines() or [""])[-1])[:300]
-        found.append(Unpinned(where, line, from_production=holds))
+        found.append(Unpinned(where, error_line(message), from_production=holds))
     return tuple(found)
+
+
+def error_line(message: str) -> str:
+    """pytest's last line of a collection error, without its "E   " gutter."""
+    return re.sub(r"^E\s+", "", (message.strip().splitlines() or [""])[-1])[:300]
 
 
 def parameters_pinned(
@@ -294,14 +299,31 @@ def normalised_reason(reason: str) -> str:
     return _FOLDERS.sub("", reason.strip())
 
 
+def on_base_collection(nodeids: Iterable[str], base: RunResult | None) -> tuple[str, ...]:
+    """The node ids base's oracle collection (`base`) collected: the only ones a
+    rerun on base may ask pytest for."""
+    collected = _collected_on_base(base)
+    return tuple(n for n in nodeids if n in collected)
+
+
+def _collected_on_base(base: RunResult | None) -> frozenset[str]:
+    if base is None or base.error:
+        return frozenset()
+    return frozenset(i.facts.nodeid for i in base.selected(Role.ORACLE))
+
+
 def skips_by_code(
-    results: tuple[ItemResult, ...], head: RunResult | None, on_base: RunResult | None
+    results: tuple[ItemResult, ...],
+    head: RunResult | None,
+    on_base: RunResult | None,
+    base: RunResult | None = None,
 ) -> tuple[tuple[ItemResult, ...], tuple[str, ...]]:
     """Split off the oracle items skipped on head by code that base skipped too, for
     the same reason (paths normalised) when run again (`on_base`): not applicable
     here (ORACLE_SKIPPED). Every other skip fails its item with pytest's reason and
     why: a skip for a missing module always (the change controls what is
-    installed), any other when base did not skip it the same way."""
+    installed), any other when base did not skip it the same way, or when the skip
+    could not be compared (`base`, base's oracle collection, did not collect it)."""
     if head is None:
         return results, ()
     wanted = set(skips_to_run_on_base(results, head))
@@ -310,13 +332,30 @@ def skips_by_code(
         if result.outcome is Outcome.SKIPPED and _missing_module(result, head):
             result = _still_failed(result, "a skip for a missing module always fails an oracle")
         elif result.nodeid in wanted:
-            same, why = _same_skip_on_base(result, on_base)
+            missing = None if base is None else _not_collected_on_base(result.nodeid, base)
+            same, why = (False, missing) if missing else _same_skip_on_base(result, on_base)
             if same:
                 skipped.append(f"{result.nodeid} skipped: {result.message} (skipped on base too)")
                 continue
             result = _still_failed(result, why)
         kept.append(result)
     return tuple(kept), tuple(skipped)
+
+
+def _not_collected_on_base(nodeid: str, base: RunResult) -> str | None:
+    """Why base's oracle collection has no such item, so the skip could not be
+    compared; None when it collected it."""
+    if base.error:
+        return "could not compare: base's oracle collection did not complete"
+    if nodeid in _collected_on_base(base):
+        return None
+    path = nodeid.partition("::")[0]
+    for where, message in base.collection_errors:
+        at = where.partition("::")[0]
+        if not at or at == path or path.startswith(f"{at}/"):
+            at_what = where or "the session"
+            return f"could not compare: base could not collect {at_what}: {error_line(message)}"
+    return "base has no such oracle item"
 
 
 def _same_skip_on_base(result: ItemResult, on_base: RunResult | None) -> tuple[bool, str]:
