@@ -14,6 +14,7 @@ import pytest
 
 from andgate.check.oracle.phase import (
     normalised_reason,
+    on_base_collection,
     oracle_facts,
     skips_by_code,
     skips_to_run_on_base,
@@ -220,3 +221,59 @@ def test_a_rerun_selects_each_function_once_without_its_parameters():
         f"{F}::C::m",
         f"{F}::u[a::b]",
     ]
+
+
+# -- the rerun on base asks only for what base collected ----------------------------------------
+
+
+G = "tests/oracles/test_gettext.py"
+
+
+def pin(collected: tuple[str, ...], errors: tuple[tuple[str, str], ...] = ()) -> RunResult:
+    """Base's oracle collection: the ids it collected, the files it could not."""
+    items = tuple(
+        CollectedItem(ItemFacts(n, n.partition("::")[0], n.rpartition("::")[2]), "oracle", "glob")
+        for n in collected
+    )
+    return RunResult("base oracle", 0, 1.0, items=items, collection_errors=errors)
+
+
+def test_the_rerun_on_base_asks_only_for_ids_base_collected():
+    base = pin((f"{F}::a", f"{F}::b"), ((G, "E   ImportError: no _version"),))
+    asked = on_base_collection([f"{F}::a", f"{G}::t", f"{F}::gone"], base)
+    assert asked == (f"{F}::a",)
+    assert on_base_collection([f"{F}::a"], dataclasses.replace(base, error="timed out")) == ()
+    assert on_base_collection([f"{F}::a"], None) == ()
+
+
+def test_an_item_base_could_not_collect_could_not_be_compared_and_is_no_gate_error():
+    head = run({f"{G}::t": skipped("no .mo files"), f"{F}::a": skipped("no .mo files")})
+    base = pin((f"{F}::a",), ((G, "E   ModuleNotFoundError: No module named 'pkg._version'"),))
+    on_base = run({f"{F}::a": skipped("no .mo files")})
+    facts = oracle_facts(head, base, approved=False, on_base=on_base)
+    assert facts.error is None
+    assert facts.not_applicable == (f"{F}::a skipped: no .mo files (skipped on base too)",)
+    assert [(r.nodeid, r.outcome, r.message) for r in facts.results] == [
+        (
+            f"{G}::t",
+            Outcome.SKIPPED,
+            f"no .mo files (could not compare: base could not collect {G}: "
+            "ModuleNotFoundError: No module named 'pkg._version')",
+        )
+    ]
+    # a folder or the whole session base could not collect holds the item too
+    for where in ("tests/oracles", ""):
+        folder = pin((), ((where, "E   boom"),))
+        (kept,), _ = skips_by_code(results(head)[:1], head, None, folder)
+        assert kept.message.endswith(f"base could not collect {where or 'the session'}: boom)")
+
+
+def test_an_item_base_collected_in_no_file_it_failed_on_is_not_on_base():
+    head = run({f"{F}::new": skipped("not ready")})
+    (kept,), _ = skips_by_code(results(head), head, None, pin((f"{F}::old",)))
+    assert kept.message == "not ready (base has no such oracle item)"
+    broken = dataclasses.replace(pin((f"{F}::new",)), error="crashed")
+    (kept,), _ = skips_by_code(results(head), head, None, broken)
+    assert (
+        kept.message == "not ready (could not compare: base's oracle collection did not complete)"
+    )
