@@ -192,3 +192,119 @@ def test_skips_only_on_head_a_missing_module_and_an_unpinned_oracle_from_product
     assert "ORACLE_FROM_PRODUCTION" in unpinned
     assert not [w for w in run.payload["warnings"] if w["code"] == "ORACLE_SKIPPED"]
     assert run.payload["bits"]["oracle_ok"] is False
+
+
+# -- humanize's shape: a file base cannot collect, skips for files the build did not make -------
+
+
+# Like humanize's i18n tests: translation catalogs that only a build step makes, on no
+# side of this check, so the same items skip with the same reason on base and head. The
+# catalog's name comes from production code: the control changes it on head alone.
+CATALOG_ORACLE = """\
+import pathlib
+
+import pytest
+
+import minilib.mathx
+from minilib import mean
+
+CATALOG = getattr(minilib.mathx, "CATALOG", "lv.mo")
+
+
+def _translations():
+    path = pathlib.Path(minilib.mathx.__file__).parent / "locale" / CATALOG
+    if not path.exists():
+        pytest.skip(f"Generate {CATALOG} with scripts/generate-translation-binaries.sh")
+    return path
+
+
+@pytest.mark.parametrize("xs", [[1, 3], [2, 4]])
+def test_mean_in_latvian(xs):
+    assert _translations() and mean(xs) == sum(xs) / 2
+
+
+def test_mean_in_russian():
+    _translations()
+"""
+
+# An oracle of a module the change adds (base cannot collect the file), one of whose
+# items skips on head: the rerun on base must not ask pytest for it.
+NEW_MODULE_SKIPPING = (
+    NEW_MODULE_ORACLE
+    + """
+
+def test_double_in_latvian():
+    import pytest
+
+    pytest.skip("Generate lv.mo with scripts/generate-translation-binaries.sh")
+"""
+)
+
+CATALOG_IDS = (
+    "tests/oracles/test_catalogs.py::test_mean_in_latvian[xs0]",
+    "tests/oracles/test_catalogs.py::test_mean_in_latvian[xs1]",
+    "tests/oracles/test_catalogs.py::test_mean_in_russian",
+)
+
+
+def humanize_shaped(tmp_path: Path) -> Sample:
+    return sample_with(
+        tmp_path,
+        {
+            "tests/oracles/test_catalogs.py": CATALOG_ORACLE,
+            "tests/oracles/test_new_module.py": NEW_MODULE_SKIPPING,
+        },
+    )
+
+
+def test_a_file_base_cannot_collect_is_no_gate_error_and_the_same_skips_are_skipped(tmp_path):
+    """humanize (issue 44): the rerun on base asked pytest for ids in a file base could
+    not collect ("found no collectors", GATE_ERROR) and every skip failed. Now the rerun
+    asks only for what base collected: the skips that hold on base are ORACLE_SKIPPED,
+    and the item base could not collect fails as not compared, saying why."""
+    sample = humanize_shaped(tmp_path)
+
+    def change(repo: SampleRepo) -> None:
+        honest_fix(repo)
+        repo.write({"minilib/newmod.py": NEW_MODULE})
+
+    run = sample.gate(sample.change(change))
+    assert run.codes == ["ORACLE_FAILED"], run.payload["reasons"]
+    assert run.details("ORACLE_FAILED") == [
+        "tests/oracles/test_new_module.py::test_double_in_latvian skipped: Generate lv.mo with "
+        "scripts/generate-translation-binaries.sh (could not compare: base could not collect "
+        "tests/oracles/test_new_module.py: ModuleNotFoundError: No module named 'minilib.newmod')"
+    ]
+    skipped = sorted(w["detail"] for w in run.payload["warnings"] if w["code"] == "ORACLE_SKIPPED")
+    assert skipped == [
+        f"{nodeid} skipped: Generate lv.mo with scripts/generate-translation-binaries.sh "
+        "(skipped on base too)"
+        for nodeid in CATALOG_IDS
+    ]
+    assert {w["code"] for w in run.payload["warnings"]} == {"ORACLE_SKIPPED", "ORACLE_UNPINNED"}
+    outcomes = {i["nodeid"]: i["outcome"] for i in run.artifact("trust_inventory.json")["items"]}
+    assert outcomes["tests/oracles/test_new_module.py::test_double"] == "passed"
+
+
+def test_a_skip_whose_reason_production_changed_on_head_fails(tmp_path):
+    """The control: head's production code names another catalog, so the same items
+    skip on head for another reason than on base: not the same skip, a failure."""
+    sample = humanize_shaped(tmp_path)
+
+    def change(repo: SampleRepo) -> None:
+        honest_fix(repo)
+        repo.write({"minilib/newmod.py": NEW_MODULE})
+        target = repo.path / "minilib/mathx.py"
+        target.write_text(target.read_text() + '\nCATALOG = "ru.mo"\n')
+
+    run = sample.gate(sample.change(change))
+    assert set(run.codes) == {"ORACLE_FAILED"}, run.payload["reasons"]
+    failed = sorted(run.details("ORACLE_FAILED"))
+    assert failed[:3] == [
+        f"{nodeid} skipped: Generate ru.mo with scripts/generate-translation-binaries.sh (on "
+        "base it skipped for another reason: Generate lv.mo with "
+        "scripts/generate-translation-binaries.sh)"
+        for nodeid in CATALOG_IDS
+    ]
+    assert "could not compare" in failed[3]
+    assert not [w for w in run.payload["warnings"] if w["code"] == "ORACLE_SKIPPED"]
