@@ -1,0 +1,325 @@
+"""Generated files in base's runs, end to end (contract section 4, "Generated files").
+
+humanize (issue 37) imports its hatch-vcs version file unguarded: `_version.py` exists
+only after install, so base, run without it, could collect no oracle file and every
+pull request was blocked. Base's runs now get the generated files that are data only.
+Each project here is built by a real build backend (hatch-vcs, setuptools-scm),
+installed editable, adopted with the README's commands, then given an honest and a
+broken change; the control's build writes a version file that holds code: it stays out
+of base's runs, named in GENERATED_FILES, and base pins nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from andgate.commands.sample import AGENT, SampleRepo, init_repo
+
+pytestmark = pytest.mark.slow
+
+MANIFEST = "tests/trust_manifest.yaml"
+
+HATCH_VCS = """\
+[build-system]
+requires = ["hatchling", "hatch-vcs"]
+build-backend = "hatchling.build"
+
+[project]
+name = "{name}"
+dynamic = ["version"]
+
+[tool.hatch.version]
+source = "vcs"
+
+[tool.hatch.build.hooks.vcs]
+version-file = "src/{name}/_version.py"
+
+[tool.hatch.build.targets.wheel]
+packages = ["src/{name}"]
+
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+"""
+
+SETUPTOOLS_SCM = """\
+[build-system]
+requires = ["setuptools>=70", "setuptools-scm>=8"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "{name}"
+dynamic = ["version"]
+
+[tool.setuptools.packages.find]
+where = ["src"]
+
+[tool.setuptools_scm]
+version_file = "src/{name}/_version.py"
+{template}
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+"""
+
+# The control's build writes code into the version file.
+CODE_TEMPLATE = (
+    'version_file_template = "import os\\n__version__ = version = {version!r}\\n'
+    'BUILT_IN = os.getcwd()\\n"\n'
+)
+
+# As humanize writes it: no fallback when the version file is missing.
+INIT = """\
+from {name}._version import __version__
+from {name}.stats import clamp, mean
+"""
+
+STATS = """\
+def mean(xs):
+    xs = list(xs)
+    return sum(xs) / len(xs)
+
+
+def clamp(x, lo, hi):
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+"""
+
+TESTS = """\
+import {name}
+from {name} import clamp, mean
+
+
+def test_mean():
+    assert mean([1, 2, 3, 6]) == 3
+
+
+def test_clamp():
+    assert clamp(5, 0, 3) == 3
+    assert clamp(-1, 0, 3) == 0
+
+
+def test_version_is_generated():
+    assert {name}.__version__
+"""
+
+# humanize's i18n tests: catalogs only a build script makes, missing on both sides.
+I18N_TESTS = """\
+import pathlib
+
+import pytest
+
+import {name}
+
+
+def test_mean_in_latvian():
+    if not (pathlib.Path({name}.__file__).parent / "locale").is_dir():
+        pytest.skip("Generate .mo with scripts/generate-translation-binaries.sh")
+"""
+
+BROKEN_CLAMP = ("        return lo\n", "        return x\n")
+
+
+@pytest.fixture(scope="module")
+def project_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtualenv that sees andgate's test environment (pytest, hatch-vcs,
+    setuptools-scm), where each test installs its project the way CI does."""
+    root = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
+    purelib = sysconfig.get_paths(vars={"base": str(root), "platbase": str(root)})["purelib"]
+    outer = sysconfig.get_paths()["purelib"]
+    Path(purelib, "_andgate_tests_outer.pth").write_text(
+        f"import site; site.addsitedir({outer!r})\n"
+    )
+    return root
+
+
+class Project:
+    """A project's repository, installed editable into the venv, with andgate run
+    through the venv's `python -m andgate` in the repository."""
+
+    def __init__(self, venv: Path, repo: SampleRepo, name: str, tmp: Path) -> None:
+        self.venv, self.repo, self.name, self.tmp = venv, repo, name, tmp
+
+    def andgate(self, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        return subprocess.run(
+            [str(self.venv / "bin" / "python"), "-m", "andgate", *args],
+            cwd=self.repo.path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    def check(self, base: str) -> dict[str, Any]:
+        out = self.tmp / "check"
+        shutil.rmtree(out, ignore_errors=True)
+        done = self.andgate(
+            "check", "--base", base, "--json", "--jobs", "2", "--no-discrimination",
+            "--artifacts", str(out), "--today", "2026-12-01",
+        )  # fmt: skip
+        assert done.stdout, done.stderr
+        return dict(json.loads(done.stdout))
+
+    @property
+    def package(self) -> str:
+        return f"src/{self.name}"
+
+
+def codes(found: list[dict[str, str]]) -> list[str]:
+    return sorted({f["code"] for f in found})
+
+
+@pytest.fixture
+def installed(project_venv: Path, tmp_path: Path) -> Iterator[Any]:
+    """Build (upstream commit), install editable, yield; uninstall afterwards."""
+    made: list[Project] = []
+
+    def make(name: str, pyproject: str) -> tuple[Project, str]:
+        repo = init_repo(tmp_path / "repo")
+        repo.write(
+            {
+                ".gitignore": f"__pycache__/\n*.egg-info/\nbuild/\nsrc/{name}/_version.py\n",
+                "pyproject.toml": pyproject,
+                f"src/{name}/__init__.py": INIT.format(name=name),
+                f"src/{name}/stats.py": STATS,
+                "tests/test_stats.py": TESTS.format(name=name),
+                "tests/test_i18n.py": I18N_TESTS.format(name=name),
+            }
+        )
+        upstream = repo.commit(f"upstream: {name}")
+        repo.run("checkout", "-q", "-b", "adopt")
+        pip = [str(project_venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps"]
+        done = subprocess.run(
+            [*pip, "--no-build-isolation", "-e", str(repo.path)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr
+        project = Project(project_venv, repo, name, tmp_path)
+        made.append(project)
+        assert (repo.path / project.package / "_version.py").is_file()
+        return project, upstream
+
+    yield make
+    for project in made:
+        pip = [str(project_venv / "bin" / "python"), "-m", "pip", "uninstall", "-q", "-y"]
+        subprocess.run([*pip, project.name], capture_output=True, timeout=300)
+
+
+def adopt(project: Project) -> str:
+    """The README's steps: init, owners, one known-bad fixture (a real bug put back,
+    its diff saved, the code restored), no property class yet, lock update; commit."""
+    repo = project.repo
+    done = project.andgate("init")
+    assert done.returncode == 0, done.stderr
+    manifest = (repo.path / MANIFEST).read_text()
+    generated = f'generated_files: ["{project.package}/_version.py"]'
+    assert generated in manifest, manifest
+    repo.edit(MANIFEST, "owners: []", "owners: [alice]")
+    repo.edit(MANIFEST, "require_property_class: true", "require_property_class: false")
+    patch = repo.diff_of([(f"{project.package}/stats.py", *BROKEN_CLAMP)])
+    repo.write({"tests/oracles/known_bad/kb_clamp_ignores_lo.patch": patch})
+    assert project.andgate("lock", "update").returncode == 0
+    # It bites. (The command exits 1 all the same: on the working tree, with no base to
+    # compare with, it counts the i18n skip as an oracle that does not pass.)
+    done = project.andgate("replay-known-bad", "--jobs", "2")
+    assert "  kb_clamp_ignores_lo  bites" in done.stdout, done.stdout + done.stderr
+    repo.run("add", "-A")
+    return repo.commit("adopt andgate")
+
+
+def honest(project: Project) -> None:
+    project.repo.write(
+        {
+            f"{project.package}/extra.py": "def double(x):\n    return 2 * x\n",
+            "tests/test_extra.py": f"from {project.name}.extra import double\n\n\n"
+            "def test_double():\n    assert double(2) == 4\n",
+        }
+    )
+    project.repo.commit("agent: double", who=AGENT)
+
+
+SKIPPED_I18N = (
+    "tests/test_i18n.py::test_mean_in_latvian skipped: Generate .mo with "
+    "scripts/generate-translation-binaries.sh (skipped on base too)"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "pyproject"),
+    [
+        ("vcsstats", HATCH_VCS.format(name="vcsstats")),
+        ("scmstats", SETUPTOOLS_SCM.format(name="scmstats", template="")),
+    ],
+    ids=["hatch-vcs", "setuptools-scm"],
+)
+def test_an_unguarded_version_file_pins_the_oracles_on_base_as_on_head(installed, name, pyproject):
+    project, upstream = installed(name, pyproject)
+    repo = project.repo
+    adoption = adopt(project)
+
+    # The adoption change: base (upstream, no andgate) collects every oracle file,
+    # with the data-only version file its run got; the i18n skip holds on base too.
+    verdict = project.check(upstream)
+    assert (verdict["verdict"], verdict["reasons"]) == ("allow", []), verdict
+    assert codes(verdict["warnings"]) == ["ADOPTING", "ORACLE_SKIPPED"], verdict["warnings"]
+    assert [w["detail"] for w in verdict["warnings"] if w["code"] == "ORACLE_SKIPPED"] == [
+        SKIPPED_I18N
+    ]
+    assert [f["path"] for f in verdict["generated_files"]] == [f"{project.package}/_version.py"]
+
+    # An honest change: allowed, nothing unpinned.
+    honest(project)
+    verdict = project.check(adoption)
+    assert (verdict["verdict"], verdict["reasons"]) == ("allow", []), verdict
+    assert codes(verdict["warnings"]) == ["ORACLE_SKIPPED"], verdict["warnings"]
+
+    # A broken change: the oracle that pins mean fails.
+    repo.run("reset", "-q", "--hard", adoption)
+    repo.edit(f"{project.package}/stats.py", "/ len(xs)", "/ (len(xs) + 1)")
+    repo.commit("agent: mean", who=AGENT)
+    verdict = project.check(adoption)
+    assert codes(verdict["reasons"]) == ["ORACLE_FAILED"], verdict["reasons"]
+    assert [r["detail"].split(" ", 1)[0] for r in verdict["reasons"]] == [
+        "tests/test_stats.py::test_mean"
+    ]
+
+
+def test_a_version_file_that_holds_code_stays_out_of_base_and_is_named(installed):
+    """The control: setuptools-scm writes the project's own template, which imports os
+    and calls it. Base's runs do not get it, so base cannot import the package: its
+    oracle files pin nothing (ORACLE_UNPINNED), and a skip there cannot be compared."""
+    template = CODE_TEMPLATE
+    project, upstream = installed(
+        "codestats", SETUPTOOLS_SCM.format(name="codestats", template=template)
+    )
+    adopt(project)
+    verdict = project.check(upstream)
+    assert codes(verdict["warnings"]) == ["ADOPTING", "GENERATED_FILES", "ORACLE_UNPINNED"]
+    (generated,) = [w["detail"] for w in verdict["warnings"] if w["code"] == "GENERATED_FILES"]
+    assert generated.startswith(
+        "kept out of base's runs (the collection that pins the oracle set, the rerun that "
+        "judges a skip): src/codestats/_version.py (line 1: an import of os). "
+    ), generated
+    unpinned = sorted(w["detail"] for w in verdict["warnings"] if w["code"] == "ORACLE_UNPINNED")
+    assert [u.split(":", 1)[0] for u in unpinned] == ["tests/test_i18n.py", "tests/test_stats.py"]
+    assert all("No module named 'codestats._version'" in u for u in unpinned), unpinned
+    # head still runs with the file, and the skip base could not judge fails, stated
+    assert codes(verdict["reasons"]) == ["ORACLE_FAILED"], verdict["reasons"]
+    (failed,) = [r["detail"] for r in verdict["reasons"]]
+    assert failed.startswith("tests/test_i18n.py::test_mean_in_latvian skipped: Generate .mo")
+    assert "(could not compare: base could not collect tests/test_i18n.py: " in failed
