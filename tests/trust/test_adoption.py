@@ -271,9 +271,8 @@ def test_imported_from_this_worktree():
 """
 
 
-# Base's runs never get the generated files (contract section 4): a package that
-# could not import without its version file would leave base's oracle collection
-# failing, and the oracle set unpinned. The usual guard, as many projects write it.
+# The usual guard, as many projects write it (base's runs get the data-only version
+# file anyway: tests/end_to_end/test_generated_on_base.py imports it unguarded).
 INIT = """\
 try:
     from scmstats._version import version as __version__
