@@ -288,6 +288,13 @@ def test_an_unguarded_version_file_pins_the_oracles_on_base_as_on_head(installed
     assert (verdict["verdict"], verdict["reasons"]) == ("allow", []), verdict
     assert codes(verdict["warnings"]) == ["ORACLE_SKIPPED"], verdict["warnings"]
 
+    # `andgate dispute` finds the oracle item on base, collected as check collects it.
+    done = project.andgate(
+        "dispute", "tests/test_stats.py::test_mean", "--reason", "spec 2.1", "--base", adoption
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    shutil.rmtree(repo.path / ".andgate")  # the disputes file it wrote
+
     # A broken change: the oracle that pins mean fails.
     repo.run("reset", "-q", "--hard", adoption)
     repo.edit(f"{project.package}/stats.py", "/ len(xs)", "/ (len(xs) + 1)")

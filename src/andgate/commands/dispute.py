@@ -30,7 +30,7 @@ from andgate.commands.common import (
 from andgate.errors import AndgateError, BadInput, guarded
 from andgate.exitcodes import DisputeExit
 from andgate.git import Git
-from andgate.process.generated import NONE
+from andgate.process.generated import read_generated
 from andgate.process.requests import DEFAULT_TIMEOUT
 from andgate.records import TrustClass
 from andgate.trust.config import BaseConfig, load_base_config
@@ -145,8 +145,14 @@ def _oracle_item_at(
 ) -> Record:
     """The one oracle item base collects under this exact node id, else a refusal
     that says what the id is instead."""
-    # base's tree as committed, installed project redirected, never generated files
-    at_base = Target(git, base.sha, base.sha, base.describe(), config, NONE)
+    # base's tree as committed, installed project redirected, and as check's runs of
+    # base: the checkout's generated files that are data only (a version file)
+    checkout = read_generated(
+        git, config.manifest.generated_files, git.resolve("HEAD", what="HEAD")
+    )
+    at_base = Target(
+        git, base.sha, base.sha, base.describe(), config, checkout.for_base(config.test_side)[0]
+    )
     collected = collect_inventory(at_base, dt.date.today(), timeout)
     oracle = [r for r in collected.records if r.cls == TrustClass.ORACLE]
     exact = [r for r in collected.records if r.facts.nodeid == nodeid]
