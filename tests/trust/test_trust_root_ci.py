@@ -79,7 +79,7 @@ helper = "minilib.plugin"
         ("pyproject.toml", b'[project]\nname = "x"\n', BASE_PYPROJECT),
         ("pyproject.toml", b"", b'[tool.poetry.plugins."pytest11"]\nx = "pkg.plugin"\n'),
         ("pyproject.toml", b"", b'[tool.flit.entrypoints.pytest11]\nx = "pkg.plugin"\n'),
-        ("pyproject.toml", b"", b"[project\n"),
+        ("pyproject.toml", b"", b"[project.entry-points.pytest11\n"),
         (
             "sub/setup.cfg",
             b"[metadata]\nname = x\n",
@@ -88,8 +88,8 @@ helper = "minilib.plugin"
         ("setup.cfg", b"", b"[options]\nentry_points = file: ep.cfg\n"),
         (
             "setup.py",
-            b"from setuptools import setup\nsetup()\n",
-            b"from setuptools import setup\nsetup(name='x')\n",
+            b"from setuptools import setup\nsetup(entry_points={'pytest11': EP})\n",
+            b"from setuptools import setup\nsetup(name='x', entry_points={'pytest11': EP})\n",
         ),
     ],
 )

@@ -164,7 +164,7 @@ def config_changes(
     for change in changes:
         for path in change.paths:
             if plugin_declarations.is_build_file(path):
-                why = plugin_declarations.change(path, read_old(path), read_new(path))
+                why = _build_file_change(change, path, read_old, read_new)
                 if why is not None:
                     found.plugins[path] = why
             if not is_pytest_config_name(path):
@@ -177,6 +177,21 @@ def config_changes(
             if why is not None:
                 found[path] = why
     return found
+
+
+def _build_file_change(
+    change: Change,
+    path: str,
+    read_old: Callable[[str], bytes | None],
+    read_new: Callable[[str], bytes | None],
+) -> str | None:
+    if SYMLINK_MODE in (change.old_mode, change.new_mode):
+        # a backend reads the file it points to; the blob is only its target's name
+        return (
+            "a symbolic link: a build backend would read the pytest11 plugins it "
+            "declares from the file it points to"
+        )
+    return plugin_declarations.change(path, read_old(path), read_new(path))
 
 
 def is_gitattributes(path: str) -> bool:
