@@ -261,3 +261,75 @@ def test_every_dotted_name_a_page_gives_exists(page: Path) -> None:
     fails here, not in a reader's search."""
     names = dotted_names(page.read_text(encoding="utf-8"))
     assert [n for n in sorted(names) if not resolves(n)] == []
+
+
+# -- install lines ----------------------------------------------------------------------------
+
+# andgate has no published release location: no repository hosts its tags, and nothing is on
+# PyPI. An install line, an action's `uses:` or a pre-commit `repo:` must name the user's own
+# copy (the placeholder OWNER), a local path, or say on its line that it needs a release that
+# must be published first.
+UNPUBLISHED_HOME = "github.com/andgate/andgate"
+PLACEHOLDER = "OWNER"
+RELEASE_MARK = "published release"
+INSTALL_SOURCE = re.compile(
+    r"git\+[a-z]+://\S+"  # pip's VCS URLs
+    r"|\buses:\s*[\w.-]+/andgate@\S+"  # the GitHub Action
+    r"|\brepo:\s*(?!local\b)\S*andgate\S*"  # a pre-commit repository
+    r"|\bpip install [^\n]*\bandgate==\S+"  # a release on an index
+)
+
+
+def install_files() -> list[Path]:
+    return [
+        *pages(),
+        ROOT / "action.yml",
+        ROOT / ".pre-commit-hooks.yaml",
+        ROOT / "src" / "andgate" / "commands" / "templates" / "github_workflow.yml",
+    ]
+
+
+def install_sources() -> list[tuple[str, str, str]]:
+    """(file:line, the source it names, the line) of every install source in the docs."""
+    found = []
+    for file in install_files():
+        for number, line in enumerate(file.read_text("utf-8").splitlines(), 1):
+            where = f"{file.relative_to(ROOT)}:{number}"
+            found += [(where, m[0], line) for m in INSTALL_SOURCE.finditer(line)]
+    return found
+
+
+def test_the_docs_show_install_sources():
+    kinds = {source.split(":", 1)[0].split("+", 1)[0] for _, source, _ in install_sources()}
+    assert {"git", "uses", "repo"} <= kinds, kinds
+
+
+@pytest.mark.parametrize(
+    ("where", "source", "line"), install_sources(), ids=[s[0] for s in install_sources()]
+)
+def test_every_install_source_is_the_users_own_copy_or_marked_unpublished(where, source, line):
+    if RELEASE_MARK in line:
+        return
+    assert PLACEHOLDER in source, (
+        f"{where}: `{source}` names a location that hosts no andgate release; name the "
+        f"user's copy ({PLACEHOLDER}/andgate) or mark the line as needing a {RELEASE_MARK}"
+    )
+
+
+@pytest.mark.parametrize("file", install_files(), ids=lambda f: str(f.relative_to(ROOT)))
+def test_no_file_names_the_unpublished_home_as_an_install_source(file):
+    for number, line in enumerate(file.read_text("utf-8").splitlines(), 1):
+        assert UNPUBLISHED_HOME not in line or RELEASE_MARK in line, (
+            f"{file.relative_to(ROOT)}:{number}: {UNPUBLISHED_HOME} hosts no release"
+        )
+
+
+def test_the_readme_installs_from_a_local_copy_first():
+    """The one install that works on a fresh machine as written, before any URL."""
+    install = (ROOT / "README.md").read_text("utf-8").split("## Install", 1)[1]
+    block = re.search(r"(?ms)^```sh\n(.*?)^```", install)
+    assert block is not None
+    commands = [line.split("#")[0].strip() for line in block[1].splitlines()]
+    commands = [c for c in commands if c]
+    assert commands[0] == "pip install ./andgate"
+    assert "pip wheel --no-deps -w dist ./andgate && pip install dist/andgate-*.whl" in commands

@@ -239,9 +239,29 @@ def test_the_template_installs_test_dependencies_and_says_how_to_pin_by_sha():
     install = next(s for s in steps if "pip install" in str(s.get("run", "")))
     assert steps.index(install) < steps.index(gate)
     assert ".[test]" in install["run"]
-    assert re.fullmatch(r"[\w-]+/andgate@v\d+\.\d+\.\d+", gate["uses"])
     text = TEMPLATE.read_text(encoding="utf-8")
     assert "andgate: EDIT" in text and "commit SHA" in text
+
+
+def test_the_template_names_the_users_andgate_repository_for_them_to_fill_in():
+    """No repository hosts andgate's releases: the action line is a placeholder with an
+    EDIT comment above it, and `init --github` replaces exactly that line."""
+    from andgate.commands.install_source import ACTION_PLACEHOLDER
+
+    steps = load(TEMPLATE)["jobs"]["andgate"]["steps"]
+    gate = next(s for s in steps if re.match(r"[\w-]+/andgate@", str(s.get("uses", ""))))
+    assert gate["uses"] == ACTION_PLACEHOLDER
+    lines = TEMPLATE.read_text(encoding="utf-8").splitlines()
+    at = lines.index(f"      - uses: {ACTION_PLACEHOLDER}")
+    comment = " ".join(lines[at - 4 : at])
+    assert "andgate: EDIT" in comment and "repository you installed andgate" in comment
+
+
+def test_the_action_installs_andgate_from_its_own_checkout_and_says_so():
+    install = load(ACTION)["runs"]["steps"][0]
+    assert install["run"].endswith('"$ACTION_PATH"')
+    header = ACTION.read_text(encoding="utf-8").split("name:", 1)[0]
+    assert "own checkout" in header and "OWNER/andgate@<40-hex" in header
 
 
 # -- pre-commit -------------------------------------------------------------------------------
@@ -254,6 +274,18 @@ def test_the_pre_commit_hook():
     assert hook["pass_filenames"] is False
     assert hook["always_run"] is True
     assert hook["stages"] == ["pre-push", "manual"]
+
+
+def test_the_local_hook_in_the_ci_guide_is_the_published_hook():
+    """docs/ci.md's `repo: local` hook (it needs no andgate repository) is
+    `.pre-commit-hooks.yaml`'s definition, key for key."""
+    (hook,) = load(HOOKS)
+    guide = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    blocks = [yaml.safe_load(b) for b in re.findall(r"(?ms)^```yaml\n(.*?)^```", guide)]
+    configs = [b for b in blocks if isinstance(b, dict) and "repos" in b]
+    local = next(r for c in configs for r in c["repos"] if r["repo"] == "local")
+    (documented,) = local["hooks"]
+    assert documented == {k: v for k, v in hook.items() if k != "description"}
 
 
 @pytest.mark.parametrize(("to_ref", "head"), [("0123abc", "0123abc"), (None, "HEAD"), ("", "HEAD")])

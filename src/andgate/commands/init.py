@@ -23,6 +23,7 @@ from andgate import writer
 from andgate.commands.agents import HINT as AGENTS_HINT
 from andgate.commands.agents import add_agent_block
 from andgate.commands.common import open_repo, plural, read_file
+from andgate.commands.install_source import ACTION_PLACEHOLDER, ActionPin, installed_action_pin
 from andgate.errors import AndgateError, ManifestError
 from andgate.exitcodes import InitExit
 from andgate.git import Git, decode_path
@@ -97,15 +98,19 @@ class Survey:
 GITHUB_WORKFLOW = ".github/workflows/andgate.yml"
 
 
-def github_workflow(install: str = INSTALL_PLACEHOLDER) -> str:
+def github_workflow(install: str = INSTALL_PLACEHOLDER, pin: ActionPin | None = None) -> str:
     """The workflow `init --github` writes (package data, validated in CI), with
-    the line that installs the project and its test dependencies filled in."""
+    the line that installs the project and its test dependencies filled in, and the
+    action pinned to the repository andgate was installed from when that is known."""
     from importlib.resources import files
 
     text = (files("andgate.commands") / "templates" / "github_workflow.yml").read_text(
         encoding="utf-8"
     )
-    return text.replace(INSTALL_PLACEHOLDER, install)
+    text = text.replace(INSTALL_PLACEHOLDER, install)
+    if pin is not None:
+        text = text.replace(f"uses: {ACTION_PLACEHOLDER}\n", f"uses: {pin.uses}\n")
+    return text
 
 
 def run_init(
@@ -119,7 +124,7 @@ def run_init(
     skipped: list[str] = []
     files = scaffold(layout, survey)
     if github:
-        files[GITHUB_WORKFLOW] = github_workflow(survey.install)
+        files[GITHUB_WORKFLOW] = github_workflow(survey.install, installed_action_pin())
     for rel, text in files.items():
         (created if _create(root, rel, text) else skipped).append(rel)
     print(_report(root, layout, survey, created, skipped), end="")
