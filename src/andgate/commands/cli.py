@@ -371,7 +371,8 @@ def _add_lock(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
         "lock",
         help="verify or rewrite the fixture lock",
         description="The fixture lock pins the sha256 of every file under fixtures_dir "
-        "(sha256sum format). Both commands use the working tree. Exit 0 match, 1 mismatch.",
+        "(sha256sum format). Both commands use the working tree (verify --rev: a commit's "
+        "lock and fixtures). Exit 0 match, 1 mismatch, 2 could not run.",
     )
     actions = parser.add_subparsers(dest="lock_command", metavar="ACTION", required=True)
     for name, text in (
@@ -381,6 +382,13 @@ def _add_lock(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
         action = actions.add_parser(name, help=text, description=f"{text[0].upper()}{text[1:]}.")
         _add_repo(action)
         _add_manifest(action)
+        action.add_argument(
+            "--rev",
+            metavar="REV",
+            default=None,
+            help="verify: check this commit's lock against its committed fixtures (default: "
+            "the working tree); update refuses it: it writes the working tree's lock",
+        )
 
 
 def _add_freeze(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -484,13 +492,15 @@ def _add_doctor(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     parser = sub.add_parser(
         "doctor",
         help="say what the next check would trip on, and the fix for each",
-        description="Look at the working tree as it is (uncommitted edits included): the "
+        description="Look at the working tree as it is (uncommitted edits included; --rev "
+        "for a commit, its committed workflows and lock too): the "
         "manifest, the clone, the target branch, the oracle and property classes, the "
         "known-bad fixtures (present and biting), generated files, collection errors, "
         "the lock, the freezes and the CI workflow. Exit 0 nothing would trip the next "
         "check, 1 something would, 2 could not run.",
     )
     _add_repo(parser)
+    _add_rev(parser)
     _add_manifest(parser)
     _add_today(parser)
     parser.add_argument(
@@ -626,7 +636,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
     from andgate.commands.lock import run_lock_update, run_lock_verify
 
     run = run_lock_verify if args.lock_command == "verify" else run_lock_update
-    return run(args.repo, manifest=args.manifest)
+    return run(args.repo, manifest=args.manifest, rev=args.rev)
 
 
 def cmd_freeze(args: argparse.Namespace) -> int:
@@ -676,6 +686,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         today=args.today or dt.date.today(),
         jobs=args.jobs,
         timeout=args.timeout,
+        rev=args.rev,
     )
 
 

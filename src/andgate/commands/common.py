@@ -8,7 +8,8 @@ would judge it as a base; their first line says which. They run pytest as
 `check` does: an installed project imports the worktree's code
 (`run_environment`), and the checkout's generated files are carried into every
 worktree (`target_pool`). `lock` and `freeze` edit trust files in the working
-tree, so they read the working tree's config. Tests never run in the user's
+tree, so they read the working tree's config (`lock verify --rev` reads the
+commit's manifest, lock and fixtures; `lock update` refuses `--rev`). Tests never run in the user's
 working tree: every pytest process gets a temporary worktree.
 """
 

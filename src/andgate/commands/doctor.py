@@ -1,7 +1,8 @@
 """`andgate doctor`: what the next `check` would trip on, and the fix for each.
 
-It judges the working tree as it is (uncommitted edits included), as the other
-maintainer commands do, and looks at everything a first check depends on: the
+It judges the working tree as it is (uncommitted edits included), or the commit
+`--rev` names (its committed workflows and lock too), as the other maintainer
+commands do, says which on its first line, and looks at everything a first check depends on: the
 manifest, the clone (a shallow one has no merge-base), the target branch (none
 with andgate configuration: the change adopts andgate), the oracle and property
 classes, the known-bad fixtures (present, and each biting), the generated files,
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from andgate.commands.common import (
     Target,
@@ -50,23 +51,32 @@ class Findings:
 
 
 def run_doctor(
-    repo: Path, *, manifest: str, today: dt.date, jobs: int, timeout: float = DEFAULT_TIMEOUT
+    repo: Path,
+    *,
+    manifest: str,
+    today: dt.date,
+    jobs: int,
+    timeout: float = DEFAULT_TIMEOUT,
+    rev: str | None = None,
 ) -> int:
     git = open_repo(repo)
+    # None: the working tree; else the commit whose files every finding reads
+    commit = git.resolve(rev, what="--rev") if rev is not None else None
     found = Findings()
     _clone(git, found)
     try:
-        target = open_target(git.repo, manifest, None)
+        target = open_target(git.repo, manifest, rev)
     except (ManifestError, FreezeFileError) as exc:
         found.problem("MANIFEST_INVALID", str(exc), "run `andgate init`, or fix the file named")
         target = None
-    print(f"andgate doctor: {target.what if target else git.repo}")
+    fallback = str(git.repo) if commit is None else f"--rev {rev} ({commit[:12]}), as committed"
+    print(f"andgate doctor: {target.what if target else fallback}")
     _target_branch(git, manifest, found)
-    _workflow(git.repo, found)
+    _workflow(git, commit, found)
     if target is not None:
         _inventory(target, today, timeout, found)
         _known_bad(target, jobs, timeout, found)
-        _lock(git, target, found)
+        _lock(git, target, commit, found)
     for line in found.notes:
         print(f"  note: {line}")
     for index, line in enumerate(found.problems, 1):
@@ -100,15 +110,30 @@ def _target_branch(git: Git, manifest: str, found: Findings) -> None:
         )
 
 
-def _workflow(root: Path, found: Findings) -> None:
-    folder = root / WORKFLOWS
-    files = sorted(folder.glob("*.y*ml")) if folder.is_dir() else []
-    if not any(b"andgate" in path.read_bytes() for path in files if path.is_file()):
+def _workflow(git: Git, commit: str | None, found: Findings) -> None:
+    if not any(b"andgate" in text for text in _workflow_files(git, commit)):
         found.problem(
             "CI",
             f"no workflow under {WORKFLOWS}/ runs andgate, so no pull request is gated",
             "andgate init --github",
         )
+
+
+def _workflow_files(git: Git, commit: str | None) -> list[bytes]:
+    """The workflow files' bytes: in the working tree, or committed in `commit`."""
+    if commit is None:
+        folder = git.repo / WORKFLOWS
+        files = sorted(folder.glob("*.y*ml")) if folder.is_dir() else []
+        return [path.read_bytes() for path in files if path.is_file()]
+    entries = [
+        e
+        for e in git.ls_tree(commit, [WORKFLOWS])
+        if e.kind == "blob"
+        and PurePosixPath(e.path).parent == PurePosixPath(WORKFLOWS)
+        and PurePosixPath(e.path).suffix in (".yml", ".yaml")
+    ]
+    blobs = git.read_blobs(e.sha for e in entries)
+    return [blobs[e.sha] for e in entries if e.sha in blobs]
 
 
 def _inventory(target: Target, today: dt.date, timeout: float, found: Findings) -> None:
@@ -184,13 +209,19 @@ def _known_bad(target: Target, jobs: int, timeout: float, found: Findings) -> No
             found.problem("GATE_ERROR", f"{replay.name}: {replay.error}", "see its log")
 
 
-def _lock(git: Git, target: Target, found: Findings) -> None:
+def _lock(git: Git, target: Target, commit: str | None, found: Findings) -> None:
     manifest = target.config.manifest
-    lock = locks.parse_lock(read_file(git.repo, manifest.lock_file), manifest.lock_file)
-    facts = locks.compare(lock, fixture_digests(git, manifest.fixtures_dir), manifest.fixtures_dir)
+    if commit is None:
+        lock = locks.parse_lock(read_file(git.repo, manifest.lock_file), manifest.lock_file)
+        digests = fixture_digests(git, manifest.fixtures_dir)
+        facts = locks.compare(lock, digests, manifest.fixtures_dir)
+        fix = "andgate lock update"
+    else:
+        facts = locks.lock_facts(git, commit, commit, manifest, approved=False)
+        fix = "check that commit out and run andgate lock update there"
     if facts.missing or facts.extra or facts.changed or facts.problems:
         found.problem(
             "LOCK_MISMATCH",
             f"{manifest.lock_file} does not match the files under {manifest.fixtures_dir}",
-            "andgate lock update",
+            fix,
         )

@@ -7,7 +7,13 @@ which compares committed trees, these commands look at the files a maintainer
 is about to commit: tracked files plus untracked ones git does not ignore
 (an ignored `__pycache__` under the fixtures must not end up in the lock).
 
-Exit codes: 0 the lock matches (or was written), 1 mismatch.
+`lock verify --rev REV` checks a commit instead, as `check` would: REV's lock against
+REV's committed fixtures, with REV's manifest. `lock update` writes the working tree's
+lock for the working tree's fixtures, so it refuses `--rev` (one line, exit 2): a lock
+for another commit's fixtures would be wrong for the tree it lands in. To repair REV's
+lock, check REV out and run `lock update` there.
+
+Exit codes: 0 the lock matches (or was written), 1 mismatch, 2 could not run.
 """
 
 from __future__ import annotations
@@ -16,11 +22,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from andgate.commands.common import open_repo, plural, read_file, worktree_manifest, write_atomic
-from andgate.errors import AndgateError
+from andgate.errors import AndgateError, BadInput
 from andgate.exitcodes import LockExit
 from andgate.git import Git, decode_path
 from andgate.records import LockFacts
 from andgate.trust import locks
+from andgate.trust.config import load_manifest_at
+from andgate.trust.manifest import Manifest
 from andgate.trust.paths import is_under
 
 EXIT_MATCH, EXIT_MISMATCH = LockExit.MATCH, LockExit.MISMATCH
@@ -28,29 +36,61 @@ EXIT_MATCH, EXIT_MISMATCH = LockExit.MATCH, LockExit.MISMATCH
 WHERE = "; the working tree, uncommitted files included"
 
 
-def run_lock_verify(repo: Path, *, manifest: str) -> int:
+def run_lock_verify(repo: Path, *, manifest: str, rev: str | None = None) -> int:
     git = open_repo(repo)
+    if rev is not None:
+        return _verify_commit(git, manifest, rev)
     config = worktree_manifest(git.repo, manifest)
     lock = locks.parse_lock(read_file(git.repo, config.lock_file), config.lock_file)
     actual = fixture_digests(git, config.fixtures_dir)
     facts = locks.compare(lock, actual, config.fixtures_dir)
+    return _report_verify(config, facts, len(actual), WHERE, "run `andgate lock update`")
+
+
+def _verify_commit(git: Git, manifest_path: str, rev: str) -> int:
+    """REV's lock against REV's committed fixtures, with REV's manifest (as `check`)."""
+    commit = git.resolve(rev, what="--rev")
+    config = load_manifest_at(git, commit, manifest_path)
+    facts = locks.lock_facts(git, commit, commit, config, approved=False)
+    files = len(committed_fixtures(git, commit, config.fixtures_dir))
+    where = f"; --rev {rev} ({commit[:12]}), as committed"
+    fix = f"check out {rev} and run `andgate lock update` there"
+    return _report_verify(config, facts, files, where, fix)
+
+
+def _report_verify(config: Manifest, facts: LockFacts, files: int, where: str, fix: str) -> int:
     if _matches(facts):
         print(
             f"andgate lock verify: {config.lock_file} matches "
-            f"{plural(len(actual), 'file')} under {config.fixtures_dir}{WHERE}"
+            f"{plural(files, 'file')} under {config.fixtures_dir}{where}"
         )
         return EXIT_MATCH
-    print(f"andgate lock verify: {config.lock_file} does not match {config.fixtures_dir}{WHERE}:")
+    print(f"andgate lock verify: {config.lock_file} does not match {config.fixtures_dir}{where}:")
     for line in _difference(facts):
         print(f"  {line}")
     print(
-        "If the fixtures changed on purpose, run `andgate lock update`; committing "
+        f"If the fixtures changed on purpose, {fix}; committing "
         "fixtures or the lock needs an owner's approval (check: ORACLE_AUTHORSHIP)."
     )
     return EXIT_MISMATCH
 
 
-def run_lock_update(repo: Path, *, manifest: str) -> int:
+def committed_fixtures(git: Git, commit: str, fixtures_dir: str) -> list[str]:
+    """The files under `fixtures_dir` in a commit's tree."""
+    return [
+        e.path
+        for e in git.ls_tree(commit, [fixtures_dir])
+        if e.kind == "blob" and is_under(e.path, fixtures_dir)
+    ]
+
+
+def run_lock_update(repo: Path, *, manifest: str, rev: str | None = None) -> int:
+    if rev is not None:
+        raise BadInput(
+            f"lock update --rev {rev}: the lock is written in the working tree, for the "
+            "fixtures there; check that commit out and run `andgate lock update` there "
+            f"(`andgate lock verify --rev {rev}` says whether its lock matches)"
+        )
     git = open_repo(repo)
     config = worktree_manifest(git.repo, manifest)
     old_text = read_file(git.repo, config.lock_file)
