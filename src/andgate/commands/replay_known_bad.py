@@ -56,7 +56,7 @@ class Baseline:
 
     items: int
     files: int
-    not_passing: tuple[str, ...]
+    not_passing: tuple[tuple[str, str], ...]  # (node id, what it did)
     error: str | None
 
 
@@ -149,11 +149,9 @@ def _baseline(result: RunResult) -> Baseline:
     items = result.selected("oracle")
     judged, _ = platform_skips(class_facts(result, Role.ORACLE).results, result, result)
     judged, _ = skips_by_code(judged, result, result)
-    not_passing = [
-        f"{r.nodeid} {r.outcome.value}" for r in judged if r.outcome is not Outcome.PASSED
-    ]
+    not_passing = [(r.nodeid, r.outcome.value) for r in judged if r.outcome is not Outcome.PASSED]
     not_passing += [
-        f"{nodeid or '<session>'} collection error" for nodeid, _ in result.collection_errors
+        (nodeid or "<session>", "collection error") for nodeid, _ in result.collection_errors
     ]
     return Baseline(
         items=len(items),
@@ -203,7 +201,7 @@ def _baseline_lines(baseline: Baseline) -> list[str]:
     if not baseline.items:
         return ["no oracle item was collected on HEAD (NO_ORACLE): no fixture can bite", ""]
     if baseline.not_passing:
-        shown = [f"  {n}" for n in baseline.not_passing[:10]]
+        shown = [f"  {nodeid} {what}" for nodeid, what in baseline.not_passing[:10]]
         more = len(baseline.not_passing) - len(shown)
         return [
             "the oracle class does not pass on HEAD without any fixture, so a "

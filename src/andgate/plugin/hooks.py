@@ -46,7 +46,7 @@ import pytest
 from andgate.plugin import isolation, redirect
 from andgate.plugin.classify import ItemFacts, Rules, classify_item
 from andgate.plugin.shard import owns
-from andgate.records import XDIST_COLLECTIONS_DIFFER, Role
+from andgate.records import XDIST_COLLECTIONS_DIFFER, Role, TrustClass
 
 RESULTS_SCHEMA = "andgate.results/1"
 RECORDER_KEY = pytest.StashKey["Recorder"]()
@@ -229,6 +229,10 @@ class Recorder:
             if wanted and self.role is not Role.COLLECT:
                 record["skip_mark"] = _skip_mark(item)
                 record["params"] = _params_digest(item)
+            elif self.role is Role.COLLECT and cls is TrustClass.ORACLE:
+                xfail = _xfail_mark(item)  # doctor names them: an oracle that xfails fails
+                if xfail is not None:
+                    record["xfail_mark"] = xfail
             self.items[facts.nodeid] = record
             if not wanted:
                 drop.append(item)
@@ -584,6 +588,21 @@ def _skip_mark(item: pytest.Item) -> str | None:
     except (Exception, pytest.fail.Exception, pytest.skip.Exception):
         return None
     return None if skip is None else str(skip.reason)
+
+
+def _xfail_mark(item: pytest.Item) -> str | None:
+    """The reason an xfail mark makes this item xfail here ("" when it gives none),
+    or None. Evaluated with pytest's own rules; a condition that cannot be
+    evaluated is no xfail (pytest errors the item: it fails anyway)."""
+    if item.get_closest_marker("xfail") is None:
+        return None
+    try:
+        from _pytest.skipping import evaluate_xfail_marks
+
+        xfail = evaluate_xfail_marks(item)
+    except (Exception, pytest.fail.Exception, pytest.skip.Exception):
+        return None
+    return None if xfail is None else str(xfail.reason)
 
 
 def _missing_module(excinfo: Any) -> bool:
