@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from andgate.check.oracle.phase import platform_skips, skips_by_code
+from andgate.check.oracle.phase import judged_against_itself
 from andgate.check.oracle.replay import replay_fixture
 from andgate.check.plan.trees import Plan
 from andgate.commands.common import (
@@ -37,7 +37,7 @@ from andgate.commands.common import (
 )
 from andgate.exitcodes import ReplayExit
 from andgate.process.requests import DEFAULT_TIMEOUT, RunRequest
-from andgate.process.results import RunResult, class_facts
+from andgate.process.results import RunResult
 from andgate.process.run import run_parallel, run_pytest
 from andgate.process.worktree import WorktreePool
 from andgate.records import Outcome, ReplayFacts, ReplayStatus, Role
@@ -147,8 +147,7 @@ def _baseline(result: RunResult) -> Baseline:
     Python lacks) is not applicable there, so it is no failure here either; a
     skip for another missing module, an xfail, an xpass are."""
     items = result.selected("oracle")
-    judged, _ = platform_skips(class_facts(result, Role.ORACLE).results, result, result)
-    judged, _ = skips_by_code(judged, result, result)
+    judged = judged_against_itself(result)
     not_passing = [(r.nodeid, r.outcome.value) for r in judged if r.outcome is not Outcome.PASSED]
     not_passing += [
         (nodeid or "<session>", "collection error") for nodeid, _ in result.collection_errors
