@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -21,7 +21,7 @@ from andgate.check.oracle.phase import (
     unpinned_files,
 )
 from andgate.plugin.classify import ItemFacts
-from andgate.plugin.hooks import _missing_module
+from andgate.plugin.hooks import _missing_module, missing_modules
 from andgate.process.argv import selection_args
 from andgate.process.results import CollectedItem, RunResult, class_facts
 from andgate.records import (
@@ -133,6 +133,78 @@ def test_a_skip_for_a_missing_module_fails_even_when_base_skips_it_too():
     ]
 
 
+# A skip raised for a standard-library C extension this Python was built without
+# (six's `requires gdbm`): what the plugin records for it.
+GDBM = {"skip_missing_module": True, "skip_missing_names": ["_gdbm"]}
+
+
+def test_a_skip_for_a_standard_library_module_runs_again_on_base_and_others_do_not():
+    head = run(
+        {
+            f"{F}::gdbm": skipped("requires gdbm", **GDBM),
+            f"{F}::numpy": skipped(
+                "no numpy", skip_missing_module=True, skip_missing_names=["numpy"]
+            ),
+            f"{F}::both": skipped(
+                "no gdbm or numpy", skip_missing_module=True, skip_missing_names=["_gdbm", "numpy"]
+            ),
+            f"{F}::nameless": skipped("no", skip_missing_module=True, skip_missing_names=[""]),
+        }
+    )
+    assert skips_to_run_on_base(results(head), head) == (f"{F}::gdbm",)
+
+
+def test_a_standard_library_module_missing_on_base_too_is_a_platform_skip():
+    same = run({f"{F}::t": skipped("requires gdbm", **GDBM)})
+    assert decide_skip(same, "requires gdbm", **GDBM) == (
+        [],
+        (
+            f"{F}::t skipped: requires gdbm (the standard-library module _gdbm is missing "
+            "from this Python; skipped on base too)",
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    ("on_base", "why"),
+    [
+        ({f"{F}::t": PASSED}, "not skipped on base: passed"),
+        (
+            {f"{F}::t": skipped("requires gdbm")},
+            "on base it skipped, not for a missing module: requires gdbm",
+        ),
+        (
+            {
+                f"{F}::t": skipped(
+                    "requires gdbm", skip_missing_module=True, skip_missing_names=["_dbm"]
+                )
+            },
+            "on base it skipped for a missing module: requires gdbm",
+        ),
+        (
+            {f"{F}::t": skipped("requires gnu dbm", **GDBM)},
+            "on base it skipped for another reason: requires gnu dbm",
+        ),
+    ],
+)
+def test_a_standard_library_module_missing_only_on_head_fails(on_base, why):
+    assert decide_skip(run(on_base), "requires gdbm", **GDBM) == (
+        [(Outcome.SKIPPED, f"requires gdbm ({why})")],
+        (),
+    )
+
+
+@pytest.mark.parametrize("names", [["numpy"], ["_gdbm", "numpy"], [""], ["minilib.extra"]])
+def test_a_third_party_or_project_module_fails_even_beside_a_standard_library_one(names):
+    entry = {"skip_missing_module": True, "skip_missing_names": names}
+    same = run({f"{F}::t": skipped("no module", **entry)})
+    kept, not_applicable = decide_skip(same, "no module", **entry)
+    assert not_applicable == ()
+    assert kept == [
+        (Outcome.SKIPPED, "no module (a skip for a missing module always fails an oracle)")
+    ]
+
+
 def test_paths_in_a_reason_are_compared_without_their_folders():
     one = normalised_reason("data missing: /tmp/x/wt-1/tests/data.txt (see /tmp/x/wt-1/t.py)")
     two = normalised_reason("data missing: /tmp/x/wt-7/tests/data.txt (see /tmp/x/wt-7/t.py)")
@@ -213,6 +285,25 @@ def test_skips_from_importorskip_or_an_import_error_are_for_a_missing_module():
     assert not _missing_module(_caught(lambda: pytest.skip("requires Python 4")))
     assert not _missing_module(None)
     assert sys.modules.get("andgate_test_no_such_module") is None
+
+
+def test_a_skip_for_a_missing_module_names_the_modules_its_import_errors_name():
+    def while_importing(error: ImportError) -> Callable[[], None]:
+        def action() -> None:
+            try:
+                raise error
+            except ImportError:
+                pytest.skip("requires gdbm")
+
+        return action
+
+    # `import dbm.gnu` on a Python built without gdbm names the C extension
+    gdbm = ModuleNotFoundError("No module named '_gdbm'", name="_gdbm")
+    assert missing_modules(_caught(while_importing(gdbm))) == ("_gdbm",)
+    assert missing_modules(_caught(while_importing(ImportError("no gdbm")))) == ("",)
+    asked = _caught(lambda: pytest.importorskip("andgate_test_no_such_module.sub"))
+    assert missing_modules(asked) == ("andgate_test_no_such_module.sub",)
+    assert missing_modules(_caught(lambda: pytest.skip("requires Python 4"))) is None
 
 
 def test_a_rerun_selects_each_function_once_without_its_parameters():

@@ -4,12 +4,16 @@ section 4, outcome rules).
 An oracle item skipped on head by `pytest.skip()` or a unittest skip runs again
 on base: the same skip for the same reason there is ORACLE_SKIPPED (a warning),
 anything else fails it with pytest's reason; a skip for a missing module always
-fails it. An oracle file base cannot collect pins nothing (ORACLE_UNPINNED), a
-warning unless its items are parametrised over production values.
+fails it, unless the module is a standard-library one this Python was built
+without and base skips the same way (six's `requires gdbm`). An oracle file base
+cannot collect pins nothing (ORACLE_UNPINNED), a warning unless its items are
+parametrised over production values.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -307,4 +311,92 @@ def test_a_skip_whose_reason_production_changed_on_head_fails(tmp_path):
         for nodeid in CATALOG_IDS
     ]
     assert "could not compare" in failed[3]
+
+
+# -- a standard-library module this Python was built without ---------------------------
+
+
+def stdlib_module_missing_here() -> str:
+    """A module of the standard library that this interpreter lacks: a C extension
+    left out of its build (gdbm, ndbm, tkinter), or another platform's (winreg)."""
+    candidates = ("_gdbm", "_dbm", "_tkinter", "_lzma", "_bz2", "_curses", "winreg", "msvcrt")
+    for name in candidates:
+        if name in sys.stdlib_module_names and importlib.util.find_spec(name) is None:
+            return name
+    raise AssertionError(f"this Python has every one of {candidates}")
+
+
+# six's shape: production code imports a standard-library module lazily, and the
+# oracle skips when that raises ImportError (six.moves.dbm_gnu, "requires gdbm").
+COMPAT = """\
+import importlib
+
+OPTIONAL = {"dbm": "json", "gdbm": "{missing}"}
+
+
+def load(what):
+    return importlib.import_module(OPTIONAL[what])
+"""
+
+COMPAT_ORACLE = """\
+import pytest
+
+from minilib import compat
+
+
+@pytest.mark.parametrize("what", ["dbm", "gdbm"])
+def test_optional_module_loads(what):
+    try:
+        module = compat.load(what)
+    except ImportError:
+        pytest.skip(f"requires {what}")
+    assert module.__name__
+"""
+
+
+def test_a_standard_library_module_missing_on_base_too_is_a_platform_skip(tmp_path):
+    """A `pytest.skip()` raised for an ImportError of a standard-library module this
+    Python lacks, the same on base: ORACLE_SKIPPED, and the change is allowed."""
+    missing = stdlib_module_missing_here()
+    sample = sample_with(
+        tmp_path,
+        {
+            "minilib/compat.py": COMPAT.replace("{missing}", missing),
+            "tests/oracles/test_compat.py": COMPAT_ORACLE,
+        },
+    )
+    run = sample.gate(sample.change(honest_fix))
+    assert run.decision == "allow", run.payload["reasons"]
+    assert [w["detail"] for w in run.payload["warnings"]] == [
+        "tests/oracles/test_compat.py::test_optional_module_loads[gdbm] skipped: requires gdbm "
+        f"(the standard-library module {missing} is missing from this Python; skipped on base "
+        "too)"
+    ]
+
+
+def test_a_missing_module_the_change_controls_still_fails(tmp_path):
+    """The same skip for a module the change chose: a standard-library one this Python
+    lacks that base did not import (the change makes the oracle skip), and an
+    uninstalled third-party one that base imports too."""
+    missing = stdlib_module_missing_here()
+    sample = sample_with(
+        tmp_path,
+        {
+            "minilib/compat.py": COMPAT.replace("{missing}", "andgate_test_no_such_module"),
+            "tests/oracles/test_compat.py": COMPAT_ORACLE,
+        },
+    )
+
+    def change(repo: SampleRepo) -> None:
+        honest_fix(repo)
+        repo.edit("minilib/compat.py", '"dbm": "json"', f'"dbm": "{missing}"')
+
+    run = sample.gate(sample.change(change))
+    assert run.decision == "block"
+    assert sorted(run.details("ORACLE_FAILED")) == [
+        "tests/oracles/test_compat.py::test_optional_module_loads[dbm] skipped: requires dbm "
+        "(not skipped on base: passed)",
+        "tests/oracles/test_compat.py::test_optional_module_loads[gdbm] skipped: requires gdbm "
+        "(a skip for a missing module always fails an oracle)",
+    ]
     assert not [w for w in run.payload["warnings"] if w["code"] == "ORACLE_SKIPPED"]

@@ -327,6 +327,151 @@ def test_proposes_the_existing_tests_as_oracle_files_and_many_by_folder(make_rep
     assert globs == ("tests/oracles/**/*.py", "it/**/*.py", "tests/unit/**/*.py")
 
 
+# click's shape: a conftest fixture, the pytest configuration in pyproject.toml, and
+# one non-strict xfail item in a file of otherwise ordinary tests.
+CLICKLIKE_PYPROJECT = """\
+[project]
+name = "clicky"
+version = "0.1"
+
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+filterwarnings = ["error"]
+markers = ["stress: high-iteration stress tests"]
+addopts = "-m 'not stress'"
+"""
+CLICKLIKE_CONFTEST = """\
+import pytest
+
+from clicky import Runner
+
+
+@pytest.fixture
+def runner():
+    return Runner()
+"""
+CLICKLIKE_CORE = """\
+class Runner:
+    def invoke(self, words):
+        return " ".join(words)
+"""
+CLICKLIKE_BASIC = """\
+def test_invoke(runner):
+    assert runner.invoke(["a", "b"]) == "a b"
+
+
+def test_invoke_nothing(runner):
+    assert runner.invoke([]) == ""
+"""
+CLICKLIKE_CHAIN = """\
+import pytest
+
+
+def test_chain(runner):
+    assert runner.invoke(["x"]) == "x"
+
+
+@pytest.mark.xfail
+def test_group_chaining(runner):
+    assert runner.invoke(["l1a", "l2a"]) == "l1a\\nl2a"
+"""
+
+
+def clicklike(make_repo) -> SampleRepo:
+    return make_repo(
+        {
+            ".gitignore": "__pycache__/\nartifacts/\n",
+            "pyproject.toml": CLICKLIKE_PYPROJECT,
+            "clicky/__init__.py": "from clicky.core import Runner\n",
+            "clicky/core.py": CLICKLIKE_CORE,
+            "tests/conftest.py": CLICKLIKE_CONFTEST,
+            "tests/test_basic.py": CLICKLIKE_BASIC,
+            "tests/test_chain.py": CLICKLIKE_CHAIN,
+        }
+    )
+
+
+def test_a_test_file_with_an_xfail_item_is_not_proposed_and_init_says_why(make_repo, capsys):
+    repo = clicklike(make_repo)
+    assert run_init(repo.path) == 0
+    out = capsys.readouterr().out
+    manifest = read(repo, MANIFEST)
+    globs = parse_manifest(manifest, MANIFEST).oracle.globs
+    assert globs == ("tests/oracles/**/*.py", "tests/test_basic.py")
+    assert "    #   tests/test_chain.py: line 8 (test_group_chaining): marked xfail\n" in manifest
+    assert "    # Not proposed: an oracle item that xfails never passes" in manifest
+    assert (
+        "not proposed as oracles, 1 test file with xfail items: an oracle item that xfails "
+        "never passes (xfailed and xpassed both fail it), so every check would block with "
+        "ORACLE_FAILED\n  tests/test_chain.py: line 8 (test_group_chaining): marked xfail\n"
+        "  to make one an oracle: fix the code or the test and drop the xfail, or move the "
+        "xfail test into a file that is not an oracle, then add it to classes.oracle.globs\n"
+    ) in out
+
+
+def test_proposed_by_folder_a_file_with_an_xfail_item_is_left_out_by_a_negated_glob(make_repo):
+    files = {f"tests/unit/test_{i}.py": "def test_a():\n    pass\n" for i in range(42)}
+    files["tests/unit/test_7.py"] = "import pytest\n\n@pytest.mark.xfail\ndef test_a():\n    x\n"
+    repo = make_repo(files)
+    assert run_init(repo.path) == 0
+    manifest = parse_manifest(read(repo, MANIFEST), MANIFEST)
+    assert manifest.oracle.globs == (
+        "tests/oracles/**/*.py",
+        "tests/unit/**/*.py",
+        "!tests/unit/test_7.py",
+    )
+    from andgate.trust.paths import matches
+
+    assert matches("tests/unit/test_6.py", manifest.oracle.globs)
+    assert not matches("tests/unit/test_7.py", manifest.oracle.globs)
+
+
+def test_adopting_with_inits_proposal_is_allowed_and_doctor_names_an_xfail_oracle(
+    make_repo, tmp_path, capsys
+):
+    """click, adopted with init's proposal: the adoption change is allowed (ADOPTING),
+    the xfail item stays untrusted and the file without one is the oracle. Put the
+    xfail file into the globs and doctor names its item and the fix, and the check
+    blocks: the contract's rule stands, an oracle item that xfails does not pass."""
+    repo = clicklike(make_repo)
+    cli = ["--repo", str(repo.path)]
+    upstream = repo.run("rev-parse", "HEAD")
+    assert main(["init", *cli]) == 0
+    repo.edit(MANIFEST, "owners: []", "owners: [alice]")
+    repo.edit(MANIFEST, "require_property_class: true", "require_property_class: false")
+    bug = repo.diff_of([("clicky/core.py", '" ".join(words)', '"".join(words)')])
+    repo.write({"tests/oracles/known_bad/kb_join.patch": bug})
+    assert main(["lock", "update", *cli]) == 0
+    repo.commit("adopt andgate")
+    artifacts = tmp_path / "artifacts"
+    check = ["check", "--base", upstream, *cli, "--artifacts", str(artifacts), "--jobs", "2"]
+    capsys.readouterr()
+    assert main(check) == 0, capsys.readouterr().err
+    verdict = json.loads((artifacts / "verdict.json").read_text(encoding="utf-8"))
+    assert verdict["reasons"] == []
+    assert [w["code"] for w in verdict["warnings"]] == ["ADOPTING"]
+    assert verdict["counts"] == {"oracle": 2, "property": 0, "frozen_flake": 0, "untrusted": 2}
+
+    proposed = '"tests/test_basic.py"]'
+    repo.edit(MANIFEST, proposed, '"tests/test_basic.py", "tests/test_chain.py"]')
+    capsys.readouterr()
+    assert main(["doctor", *cli, "--jobs", "2"]) == 1
+    out = capsys.readouterr().out
+    assert (
+        "ORACLE_FAILED: tests/test_chain.py: 1 oracle item marked xfail, "
+        "tests/test_chain.py::test_group_chaining: an oracle item that xfails never passes"
+    ) in out
+    assert "fix: take tests/test_chain.py out of classes.oracle.globs" in out
+    assert out.count("test_group_chaining") == 1, out  # the baseline does not name it again
+    repo.commit("the xfail file as an oracle too")
+    capsys.readouterr()
+    assert main([*check[:2], upstream, *check[3:]]) == 1
+    verdict = json.loads((artifacts / "verdict.json").read_text(encoding="utf-8"))
+    assert verdict["reasons"] == [
+        {"code": "ORACLE_FAILED", "detail": "tests/test_chain.py::test_group_chaining xfailed"}
+    ]
+
+
 INSTALLS = {
     "extra": (
         {"pyproject.toml": '[project]\nname = "p"\n[project.optional-dependencies]\n'

@@ -121,3 +121,38 @@ def test_help(capsys):
         main(["replay-known-bad", "--help"])
     assert exc.value.code == 0
     assert "--jobs N" in capsys.readouterr().out
+
+
+def test_the_baseline_judges_skips_as_check_does_with_base_being_head():
+    """A skip that holds on base = HEAD (a mark, a skip from code, a standard-library
+    module this Python lacks) is no failure of the baseline; a skip for a module
+    the change controls, an xfail and an xpass are (no process: the judgement)."""
+    from andgate.commands.replay_known_bad import _baseline
+    from andgate.plugin.classify import ItemFacts
+    from andgate.process.results import CollectedItem, RunResult
+
+    F = "tests/oracles/test_a.py"
+
+    def skipped(reason, when="call", **extra):
+        entry = {"setup": "passed", "call": "passed", "teardown": "passed", "skip_when": when}
+        return {**entry, when: "skipped", "message": reason, **extra}
+
+    passed = {"setup": "passed", "call": "passed", "teardown": "passed"}
+    reports = {
+        f"{F}::by_mark": skipped("Windows only", when="setup"),
+        f"{F}::by_code": skipped("requires Python 4"),
+        f"{F}::gdbm": skipped(
+            "requires gdbm", skip_missing_module=True, skip_missing_names=["_gdbm"]
+        ),
+        f"{F}::numpy": skipped("no numpy", skip_missing_module=True, skip_missing_names=["numpy"]),
+        f"{F}::xfail": {**passed, "call": "skipped", "wasxfail": True, "message": "bug"},
+        f"{F}::fine": passed,
+    }
+    marks = {f"{F}::by_mark": "Windows only"}
+    items = tuple(
+        CollectedItem(ItemFacts(n, F, n.rpartition("::")[2]), "oracle", "glob", marks.get(n))
+        for n in reports
+    )
+    baseline = _baseline(RunResult("oracle", 0, 1.0, items=items, reports=reports))
+    assert baseline.not_passing == ((f"{F}::numpy", "skipped"), (f"{F}::xfail", "xfailed"))
+    assert (baseline.items, baseline.files, baseline.error) == (6, 1, None)

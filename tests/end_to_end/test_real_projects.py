@@ -507,8 +507,11 @@ def _src_layout_repo(root: Path, kind: str) -> tuple[SampleRepo, str]:
     return repo, repo.commit("trust overlay")
 
 
-def _gate_in(venv: Path, repo: SampleRepo, base: str, tmp: Path) -> dict:
+def _gate_in(
+    venv: Path, repo: SampleRepo, base: str, tmp: Path, extra_env: dict[str, str] | None = None
+) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(extra_env or {})
     proc = subprocess.run(
         [
             str(venv / "bin" / "python"),
@@ -555,6 +558,153 @@ def test_installed_project_is_imported_from_each_worktree(project_venv, tmp_path
         assert bites and verdict["counts"]["oracle"] == 2, verdict
     finally:
         subprocess.run([*pip[:3], "uninstall", "-q", "-y", "samplepkg"], capture_output=True)
+
+
+# -- a single module that files standard-library modules under its name (six) ----------
+
+
+# six's shape: one module, `__path__ = []` so that it can hold submodules, and a
+# meta-path importer that files standard-library modules under `sixlike.moves`.
+SIXLIKE = """\
+import importlib
+import sys
+import types
+from importlib.util import spec_from_loader
+
+__path__ = []  # a module that holds submodules, as six.py does
+
+MOVES = {
+    "sixlike.moves": None,
+    "sixlike.moves.http_server": "http.server",
+    "sixlike.moves.configparser": "configparser",
+}
+
+
+class _MovesImporter:
+    def find_spec(self, fullname, path=None, target=None):
+        return spec_from_loader(fullname, self) if fullname in MOVES else None
+
+    def create_module(self, spec):
+        if MOVES[spec.name] is None:
+            module = types.ModuleType(spec.name)
+            module.__path__ = []
+            return module
+        return importlib.import_module(MOVES[spec.name])
+
+    def exec_module(self, module):
+        pass
+
+
+sys.meta_path.append(_MovesImporter())
+
+
+def mean(xs):
+    xs = list(xs)
+    return sum(xs) / len(xs)
+"""
+
+SIXLIKE_ORACLE = """\
+import configparser
+import http.server
+import os
+
+import sixlike
+import sixlike.moves.configparser
+from sixlike.moves import http_server
+
+
+def test_mean():
+    assert sixlike.mean([1, 2, 3, 6]) == 3
+
+
+def test_moves_are_the_standard_library():
+    assert http_server is http.server
+    assert sixlike.moves.configparser is configparser
+
+
+def test_the_project_is_imported_from_this_worktree():
+    here = os.path.realpath(os.getcwd()) + os.sep
+    assert os.path.realpath(sixlike.__file__).startswith(here), sixlike.__file__
+"""
+
+
+def _single_module_repo(root: Path) -> tuple[SampleRepo, str]:
+    from andgate.commands.sample import init_repo
+
+    repo = init_repo(root)
+    repo.write(
+        {
+            ".gitignore": "__pycache__/\nartifacts/\n*.egg-info/\nbuild/\n",
+            "pyproject.toml": BUILD["setuptools"]
+            + '[project]\nname = "sixlike"\nversion = "0.1"\n'
+            + '[tool.setuptools]\npy-modules = ["sixlike"]\n'
+            + '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+            "sixlike.py": SIXLIKE,
+        }
+    )
+    repo.commit("upstream")
+    patch = repo.diff_of([("sixlike.py", "/ len(xs)", "/ (len(xs) + 1)")])
+    repo.write(
+        {
+            "tests/trust_manifest.yaml": INSTALLED_MANIFEST,
+            "tests/oracles/test_sixlike.py": SIXLIKE_ORACLE,
+            "tests/oracles/known_bad/kb_mean_floors.patch": patch,
+        }
+    )
+    return repo, repo.commit("trust overlay")
+
+
+def _pip_install(venv: Path, *target: str) -> None:
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps"]
+    subprocess.run([*pip, "--no-build-isolation", *target], check=True, capture_output=True)
+
+
+def _pip_uninstall(venv: Path, name: str) -> None:
+    python = str(venv / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "uninstall", "-q", "-y", name], capture_output=True)
+
+
+def test_standard_library_modules_filed_under_the_projects_name_are_no_foreign_import(
+    project_venv, tmp_path
+):
+    """six.moves: the project's importer registers `sixlike.moves.http_server` (whose
+    file is the standard library's) under the project's name. The import audit
+    compares files, not names: the honest change is allowed, its fixture bites."""
+    repo, base = _single_module_repo(tmp_path / "repo")
+    _pip_install(project_venv, "-e", str(repo.path))
+    try:
+        repo.write({"tests/test_agent.py": "def test_agent():\n    assert True\n"})
+        repo.commit("honest change", who=AGENT)
+        verdict = _gate_in(project_venv, repo, base, tmp_path / "artifacts")
+        assert verdict["verdict"] == "allow", verdict["reasons"]
+        assert verdict["bits"]["known_bad_ok"] and verdict["counts"]["oracle"] == 3, verdict
+    finally:
+        _pip_uninstall(project_venv, "sixlike")
+
+
+def test_the_project_itself_loaded_from_the_installed_copy_still_blocks(project_venv, tmp_path):
+    """The control: the same project installed as a copy, and imported from that copy
+    before andgate's redirect could act (a `sitecustomize` on the user's PYTHONPATH
+    imports it at start-up): no run tested head, and each GATE_ERROR names the copy,
+    never a standard-library module filed under the project's name."""
+    repo, base = _single_module_repo(tmp_path / "repo")
+    _pip_install(project_venv, str(repo.path))
+    startup = tmp_path / "startup"
+    startup.mkdir()
+    (startup / "sitecustomize.py").write_text("import sixlike\n")
+    try:
+        repo.write({"tests/test_agent.py": "def test_agent():\n    assert True\n"})
+        repo.commit("honest change", who=AGENT)
+        env = {"PYTHONPATH": str(startup)}
+        verdict = _gate_in(project_venv, repo, base, tmp_path / "artifacts", env)
+        assert verdict["verdict"] == "block"
+        errors = [r["detail"] for r in verdict["reasons"] if r["code"] == "GATE_ERROR"]
+        assert len(errors) == 3, verdict["reasons"]  # oracle + base pin, the replay, untrusted
+        copy = os.path.join("site-packages", "sixlike.py")
+        assert all("process imported sixlike from " in e and copy in e for e in errors), errors
+        assert not [e for e in errors if "moves" in e], errors
+    finally:
+        _pip_uninstall(project_venv, "sixlike")
 
 
 def test_each_phase_shows_progress_on_stderr_and_quiet_silences_it(sample, capsys):

@@ -92,6 +92,86 @@ def test_foreign_modules_names_checkout_and_installed_copies(trees, monkeypatch)
     ]
 
 
+def _modules(monkeypatch, modules) -> None:
+    for name, file in modules:
+        module = types.ModuleType(name)
+        module.__file__ = str(file)
+        monkeypatch.setitem(sys.modules, name, module)
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch) -> Path:
+    """A site-packages folder on sys.path, as a virtualenv's."""
+    folder = tmp_path / "venv" / "lib" / "python3" / "site-packages"
+    folder.mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(folder)])
+    return folder
+
+
+def test_modules_the_projects_importer_files_under_its_name_are_not_foreign(
+    trees, site, monkeypatch
+):
+    """six.moves: standard-library modules registered under the project's name, and
+    another installed distribution's module aliased the same way."""
+    import configparser
+    import http.server
+
+    checkout, worktree = trees
+    (site / "other").mkdir()
+    (site / "other" / "__init__.py").write_text("")
+    _modules(
+        monkeypatch,
+        [
+            ("pkg.moves.BaseHTTPServer", http.server.__file__),
+            ("pkg.moves.configparser", configparser.__file__),
+            ("pkg.vendored", site / "other" / "__init__.py"),
+            ("pkg", worktree / "src" / "pkg" / "__init__.py"),
+        ],
+    )
+    assert redirect.foreign_modules(str(checkout), str(worktree), ["pkg"], roots=["src"]) == []
+
+
+def test_the_projects_own_files_from_anywhere_but_the_worktree_are_foreign(
+    trees, site, monkeypatch
+):
+    """Fail closed: a copy of a worktree file (in site-packages too), a file the
+    project's installed distribution holds (its compiled extension, which the
+    worktree does not have), and a file in no place distributions are installed."""
+    checkout, worktree = trees
+    (worktree / "src" / "pkg" / "core.py").write_text("")
+    (site / "pkg").mkdir()
+    extension = site / "pkg" / "_speedups.cpython-311-x86_64-linux-gnu.so"
+    for path in (site / "pkg" / "__init__.py", site / "pkg" / "core.py", extension):
+        path.write_text("")
+    record = site / "samplepkg-0.1.dist-info"
+    record.mkdir()
+    (record / "METADATA").write_text("Metadata-Version: 2.1\nName: samplepkg\nVersion: 0.1\n")
+    (record / "RECORD").write_text(f"pkg/{extension.name},,\n")
+    elsewhere = worktree.parent / "elsewhere" / "pkg_helpers.py"
+    _modules(
+        monkeypatch,
+        [
+            ("pkg", site / "pkg" / "__init__.py"),
+            ("pkg.core", site / "pkg" / "core.py"),
+            ("pkg._speedups", extension),
+            ("pkg.helpers", elsewhere),
+        ],
+    )
+    found = redirect.foreign_modules(
+        str(checkout), str(worktree), ["pkg"], roots=["src"], distributions=["samplepkg"]
+    )
+    assert found == [
+        f"pkg from {site / 'pkg' / '__init__.py'}",
+        f"pkg._speedups from {extension}",
+        f"pkg.core from {site / 'pkg' / 'core.py'}",
+        f"pkg.helpers from {elsewhere}",
+    ]
+    # without the distribution's record, its extension looks like any installed file
+    assert f"pkg._speedups from {extension}" not in redirect.foreign_modules(
+        str(checkout), str(worktree), ["pkg"], roots=["src"]
+    )
+
+
 def test_root_of_a_name_is_its_shallowest_folder_outside_tests():
     paths = ["src/pkg/__init__.py", "tests/pkg/test_a.py", "pkg.py", "docs/conf.py"]
     assert installed._root_of("pkg", paths[:2]) == "src"

@@ -163,6 +163,8 @@ class Collected:
     records: tuple[Record, ...]
     collection_errors: tuple[tuple[str, str], ...]
     notes: tuple[str, ...] = ()  # warnings about the run (GENERATED_FILES)
+    # Oracle items an xfail mark makes xfail here, with its reason: they never pass.
+    xfails: tuple[tuple[str, str], ...] = ()
 
 
 def head_plan(
@@ -200,7 +202,14 @@ def collect_inventory(target: Target, today: dt.date, timeout: float) -> Collect
     if result.error:
         raise AndgateError(f"could not collect the tests of {target.what}: {result.error}")
     notes = tuple(generated_notes(target, environment))
-    return Collected(head, plan.head_rules, _records(result), result.collection_errors, notes)
+    xfails = tuple(
+        (i.facts.nodeid, i.xfail_mark)
+        for i in result.selected("oracle")
+        if i.xfail_mark is not None
+    )
+    return Collected(
+        head, plan.head_rules, _records(result), result.collection_errors, notes, xfails
+    )
 
 
 def _records(result: RunResult) -> tuple[Record, ...]:

@@ -15,6 +15,7 @@ Exit codes: 0 nothing would trip the next check, 1 something would, 2 could not 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -30,11 +31,13 @@ from andgate.commands.common import (
 )
 from andgate.commands.lock import fixture_digests
 from andgate.commands.replay_known_bad import _replay_all
+from andgate.commands.xfails import FIX as XFAIL_FIX
+from andgate.commands.xfails import WHY as XFAIL_WHY
 from andgate.errors import FreezeFileError, ManifestError
 from andgate.exitcodes import DoctorExit
 from andgate.git import Git
 from andgate.process.requests import DEFAULT_TIMEOUT
-from andgate.records import ReplayStatus, TrustClass
+from andgate.records import Outcome, ReplayStatus, TrustClass
 from andgate.trust import locks
 from andgate.trust.adoption import has_andgate_config, target_branch
 
@@ -74,8 +77,8 @@ def run_doctor(
     _target_branch(git, manifest, found)
     _workflow(git, commit, found)
     if target is not None:
-        _inventory(target, today, timeout, found)
-        _known_bad(target, jobs, timeout, found)
+        named = _inventory(target, today, timeout, found)
+        _known_bad(target, jobs, timeout, found, named)
         _lock(git, target, commit, found)
     for line in found.notes:
         print(f"  note: {line}")
@@ -136,9 +139,11 @@ def _workflow_files(git: Git, commit: str | None) -> list[bytes]:
     return [blobs[e.sha] for e in entries if e.sha in blobs]
 
 
-def _inventory(target: Target, today: dt.date, timeout: float, found: Findings) -> None:
+def _inventory(target: Target, today: dt.date, timeout: float, found: Findings) -> set[str]:
+    """The collection's findings; returns the oracle items named as xfail."""
     config, manifest = target.config, target.config.manifest
     collected = collect_inventory(target, today, timeout)
+    _xfails(collected.xfails, manifest.path, found)
     for note in collected.notes:
         found.problem(
             "GENERATED_FILES",
@@ -170,9 +175,30 @@ def _inventory(target: Target, today: dt.date, timeout: float, found: Findings) 
         found.problem("FREEZE_EXPIRED", freeze.expired_message(), "andgate freeze prune")
     for problem in config.freezes.invalid:
         found.problem("FREEZE_INVALID", problem.message, f"fix {manifest.frozen_flake.freeze_file}")
+    return {nodeid for nodeid, _ in collected.xfails}
 
 
-def _known_bad(target: Target, jobs: int, timeout: float, found: Findings) -> None:
+MAX_NAMED = 5
+
+
+def _xfails(xfails: Iterable[tuple[str, str]], manifest: str, found: Findings) -> None:
+    """One problem per oracle file whose items an xfail mark makes xfail here."""
+    by_file: dict[str, list[str]] = {}
+    for nodeid, reason in xfails:
+        shown = f"{nodeid} (xfail: {reason})" if reason else nodeid
+        by_file.setdefault(nodeid.partition("::")[0], []).append(shown)
+    for path, items in by_file.items():
+        more = len(items) - MAX_NAMED
+        named = ", ".join(items[:MAX_NAMED]) + (f" and {more} more" if more > 0 else "")
+        found.problem(
+            "ORACLE_FAILED",
+            f"{path}: {plural(len(items), 'oracle item')} marked xfail, {named}: {XFAIL_WHY}",
+            f"take {path} out of classes.oracle.globs in {manifest} (its items stay "
+            f"untrusted), or {XFAIL_FIX}",
+        )
+
+
+def _known_bad(target: Target, jobs: int, timeout: float, found: Findings, named: set[str]) -> None:
     config = target.config
     manifest = config.manifest
     if not manifest.oracle_must_fail_known_bad:
@@ -189,9 +215,21 @@ def _known_bad(target: Target, jobs: int, timeout: float, found: Findings) -> No
         if not plan.trusted_oracle_files:
             return  # NO_ORACLE, reported above
         baseline, replays = _replay_all(plan, target, pool, scratch, (jobs, timeout))
-    if baseline.error or baseline.not_passing:
-        what = baseline.error or f"{baseline.not_passing[0]} does not pass"
-        found.problem("ORACLE_FAILED", what, "fix the oracle class on this tree first")
+    # The xfail items the collection named are not named twice; the first other one is.
+    not_passing = [(n, what) for n, what in baseline.not_passing if n not in named]
+    if baseline.error:
+        found.problem("ORACLE_FAILED", baseline.error, "fix the oracle class on this tree first")
+    elif not_passing:
+        nodeid, what = not_passing[0]
+        if what in (Outcome.XFAILED.value, Outcome.XPASSED.value):
+            found.problem(
+                "ORACLE_FAILED",
+                f"{nodeid} {what} (pytest.xfail(), or a mark added while collecting): {XFAIL_WHY}",
+                f"take {nodeid.partition('::')[0]} out of classes.oracle.globs, or {XFAIL_FIX}",
+            )
+        else:
+            what = f"{nodeid} {what} does not pass"
+            found.problem("ORACLE_FAILED", what, "fix the oracle class on this tree first")
     for replay in replays:
         if replay.status is ReplayStatus.STALE:
             found.problem(

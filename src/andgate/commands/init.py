@@ -13,9 +13,10 @@ Exit codes: 0 done (even when every file already existed), 2 could not write.
 from __future__ import annotations
 
 import re
+import textwrap
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -24,6 +25,9 @@ from andgate.commands.agents import HINT as AGENTS_HINT
 from andgate.commands.agents import add_agent_block
 from andgate.commands.common import open_repo, plural, read_file
 from andgate.commands.install_source import ACTION_PLACEHOLDER, ActionPin, installed_action_pin
+from andgate.commands.xfails import FIX as XFAIL_FIX
+from andgate.commands.xfails import WHY as XFAIL_WHY
+from andgate.commands.xfails import Xfail, xfails_in
 from andgate.errors import AndgateError, ManifestError
 from andgate.exitcodes import InitExit
 from andgate.git import Git, decode_path
@@ -89,6 +93,8 @@ class Survey:
     test_files: tuple[str, ...] = ()  # the test modules the project has today
     generated: tuple[str, ...] = ()  # files the build backend writes (generated_files)
     install: str = ""  # how CI installs the project with its test dependencies
+    # Test files that make items xfail, with where: never proposed as oracles.
+    xfails: Mapping[str, tuple[Xfail, ...]] = field(default_factory=dict)
 
     @property
     def marker_names(self) -> tuple[str, ...]:
@@ -203,7 +209,22 @@ def survey_repo(git: Git) -> Survey:
         test_files=tuple(sorted(tests)),
         generated=generated_by_backend(pyproject),
         install=install_command(git.repo, pyproject),
+        xfails=_xfails(git.repo, tests),
     )
+
+
+def _xfails(root: Path, tests: Iterable[str]) -> dict[str, tuple[Xfail, ...]]:
+    """The test files that make items xfail (an oracle item that xfails never passes)."""
+    found = {}
+    for rel in sorted(tests):
+        try:
+            source = read_file(root, rel)
+        except (AndgateError, OSError):
+            continue  # unreadable here: pytest reports it, doctor names it
+        places = xfails_in(source or b"")
+        if places:
+            found[rel] = places
+    return found
 
 
 def _pyproject(root: Path) -> dict[str, Any]:
@@ -404,6 +425,7 @@ def manifest_text(layout: Layout, survey: Survey) -> str:
         lock_file=layout.lock_file,
         fixtures_dir=f"{layout.oracle_dir}/fixtures",
         oracle_globs=_proposed_oracle_globs(layout, survey),
+        xfail_note=_commented(xfail_note(survey)),
         generated_files=_yaml_list(survey.generated),
     )
 
@@ -414,9 +436,36 @@ def _proposed_oracle_globs(layout: Layout, survey: Survey) -> str:
     later stay untrusted). Many files are proposed by folder instead."""
     own = f"{layout.oracle_dir}/**/*.py"
     existing = [f for f in survey.test_files if not is_under(f, layout.oracle_dir)]
-    if len(existing) > MAX_PROPOSED_FILES:
-        existing = [g for g in _folder_globs(survey.test_dirs) if g != own]
-    return _yaml_list([own, *existing])
+    proposed = [f for f in existing if f not in survey.xfails]
+    if len(proposed) > MAX_PROPOSED_FILES:
+        # By folder, each file with an xfail item left out by a negated glob.
+        proposed = [g for g in _folder_globs(survey.test_dirs) if g != own]
+        proposed += [f"!{f}" for f in existing if f in survey.xfails]
+    return _yaml_list([own, *proposed])
+
+
+MAX_XFAIL_PLACES = 3  # per file, in the manifest's comment and init's report
+MAX_XFAIL_FILES = 12
+
+
+def xfail_files(survey: Survey) -> list[str]:
+    """Each test file left out of the oracle proposal for its xfail items, with where."""
+    lines = []
+    for rel, places in list(survey.xfails.items())[:MAX_XFAIL_FILES]:
+        shown = "; ".join(x.describe() for x in places[:MAX_XFAIL_PLACES])
+        more = len(places) - MAX_XFAIL_PLACES
+        lines.append(f"{rel}: {shown}{f'; and {more} more' if more > 0 else ''}")
+    if len(survey.xfails) > MAX_XFAIL_FILES:
+        lines.append(f"... and {len(survey.xfails) - MAX_XFAIL_FILES} more files")
+    return lines
+
+
+def xfail_note(survey: Survey) -> list[str]:
+    """The manifest's comment under the proposed globs: what was left out, and why."""
+    if not survey.xfails:
+        return []
+    why = f"Not proposed: {XFAIL_WHY}. To make one an oracle, {XFAIL_FIX}, then add it here:"
+    return [*textwrap.wrap(why, 80), *(f"  {line}" for line in xfail_files(survey))]
 
 
 def _folder_globs(folders: dict[str, int]) -> list[str]:
@@ -439,6 +488,13 @@ def _report(
     lines += [f"could not read {name}; its markers are not suggested" for name in survey.unreadable]
     if survey.generated:
         lines.append(f"generated files (generated_files): {', '.join(survey.generated)}")
+    if survey.xfails:
+        lines.append(
+            f"not proposed as oracles, {plural(len(survey.xfails), 'test file')} with xfail "
+            f"items: {XFAIL_WHY}"
+        )
+        lines += [f"  {line}" for line in xfail_files(survey)]
+        lines.append(f"  to make one an oracle: {XFAIL_FIX}, then add it to classes.oracle.globs")
     lines += next_steps(layout, survey)
     return "\n".join(lines) + "\n"
 
@@ -486,6 +542,7 @@ classes:
     # the oracle folder and the tests this project has today (remove any that a
     # human does not own; tests a change adds later stay untrusted).
     globs: {oracle_globs}
+{xfail_note}\
 {oracle_suggestions}\
     # Non-empty: only items carrying one of these markers are oracle tests
     # (register the markers in your pytest config). Empty: every item of the files.

@@ -31,6 +31,7 @@ from typing import Any
 from andgate import writer
 from andgate.check.cache import GreenCache, SharedKillers
 from andgate.check.discrimination.mutate import Mutant, mutants_of
+from andgate.check.oracle.phase import judged_against_itself
 from andgate.check.plan.trees import Plan
 from andgate.commands import proposals
 from andgate.commands.common import (
@@ -167,9 +168,8 @@ def _require_green_oracle(
     if result.error:
         raise AndgateError(f"the oracle class could not run on {head}: {result.error}")
     items = result.selected("oracle")
-    failing = [
-        i.facts.nodeid for i in items if result.outcome(i.facts.nodeid) is not Outcome.PASSED
-    ]
+    # judged as check judges it: a platform skip is no failure here either
+    failing = [r.nodeid for r in judged_against_itself(result) if r.outcome is not Outcome.PASSED]
     failing += [f"{n or '<session>'} (collection error)" for n, _ in result.collection_errors]
     if failing:
         raise AndgateError(

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from andgate.check.oracle.phase import judged_against_itself
 from andgate.check.oracle.replay import replay_fixture
 from andgate.check.plan.trees import Plan
 from andgate.commands.common import (
@@ -55,7 +56,7 @@ class Baseline:
 
     items: int
     files: int
-    not_passing: tuple[str, ...]
+    not_passing: tuple[tuple[str, str], ...]  # (node id, what it did)
     error: str | None
 
 
@@ -141,14 +142,15 @@ def _replay_all(
 
 
 def _baseline(result: RunResult) -> Baseline:
+    """HEAD's oracle class judged as `check` judges it with base = HEAD: a skip
+    that holds on base (a mark, a skip from code, a standard-library module this
+    Python lacks) is not applicable there, so it is no failure here either; a
+    skip for another missing module, an xfail, an xpass are."""
     items = result.selected("oracle")
-    not_passing = [
-        f"{i.facts.nodeid} {result.outcome(i.facts.nodeid).value}"
-        for i in items
-        if result.outcome(i.facts.nodeid) is not Outcome.PASSED
-    ]
+    judged = judged_against_itself(result)
+    not_passing = [(r.nodeid, r.outcome.value) for r in judged if r.outcome is not Outcome.PASSED]
     not_passing += [
-        f"{nodeid or '<session>'} collection error" for nodeid, _ in result.collection_errors
+        (nodeid or "<session>", "collection error") for nodeid, _ in result.collection_errors
     ]
     return Baseline(
         items=len(items),
@@ -198,7 +200,7 @@ def _baseline_lines(baseline: Baseline) -> list[str]:
     if not baseline.items:
         return ["no oracle item was collected on HEAD (NO_ORACLE): no fixture can bite", ""]
     if baseline.not_passing:
-        shown = [f"  {n}" for n in baseline.not_passing[:10]]
+        shown = [f"  {nodeid} {what}" for nodeid, what in baseline.not_passing[:10]]
         more = len(baseline.not_passing) - len(shown)
         return [
             "the oracle class does not pass on HEAD without any fixture, so a "

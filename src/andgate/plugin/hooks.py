@@ -46,7 +46,7 @@ import pytest
 from andgate.plugin import isolation, redirect
 from andgate.plugin.classify import ItemFacts, Rules, classify_item
 from andgate.plugin.shard import owns
-from andgate.records import XDIST_COLLECTIONS_DIFFER, Role
+from andgate.records import XDIST_COLLECTIONS_DIFFER, Role, TrustClass
 
 RESULTS_SCHEMA = "andgate.results/1"
 RECORDER_KEY = pytest.StashKey["Recorder"]()
@@ -155,7 +155,7 @@ class Recorder:
         self.deny_files = {self.root / p for p in spec.get("deny_files", ())}
         self.shard = spec.get("shard")
         self.checkout = spec.get("checkout")
-        self.project_names = spec.get("project", {}).get("names", ())
+        self.project = spec.get("project", {})
         self.is_worker = hasattr(config, "workerinput")
         self.items: dict[str, dict[str, Any]] = {}
         self.reports: dict[str, dict[str, Any]] = {}
@@ -229,6 +229,10 @@ class Recorder:
             if wanted and self.role is not Role.COLLECT:
                 record["skip_mark"] = _skip_mark(item)
                 record["params"] = _params_digest(item)
+            elif self.role is Role.COLLECT and cls is TrustClass.ORACLE:
+                xfail = _xfail_mark(item)  # doctor names them: an oracle that xfails fails
+                if xfail is not None:
+                    record["xfail_mark"] = xfail
             self.items[facts.nodeid] = record
             if not wanted:
                 drop.append(item)
@@ -318,9 +322,9 @@ class Recorder:
         The cause of a skip is looked at before the other implementations run: pytest's
         unittest support replaces a `SkipTest` with a new skip that has lost its cause."""
         pending = getattr(item, "_excinfo", None)  # a unittest TestCase's, not yet raised
-        missing = _missing_module(call.excinfo) or bool(
-            isinstance(pending, list) and pending and _missing_module(pending[0])
-        )
+        missing = missing_modules(call.excinfo)
+        if missing is None and isinstance(pending, list) and pending:
+            missing = missing_modules(pending[0])
         outcome = yield
         report = outcome.get_result()
         if report is None:
@@ -331,8 +335,9 @@ class Recorder:
             if not report.failed:
                 report.outcome = "failed"
                 report.longrepr = f"ItemTimeout: {timed_out_message(fired)}"
-        elif missing and report.skipped:
+        elif missing is not None and report.skipped:
             report.andgate_missing_module = True
+            report.andgate_missing_names = list(missing)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Keep each phase's worst outcome over every report: sub-tests report
@@ -369,6 +374,11 @@ class Recorder:
             entry.setdefault("message", _skip_reason(report))
             if getattr(report, "andgate_missing_module", False):
                 entry["skip_missing_module"] = True
+                # The modules the ImportErrors name ("" for one that names none): the
+                # gate tells a standard-library module this Python lacks from the rest.
+                entry["skip_missing_names"] = sorted(
+                    {str(n) for n in getattr(report, "andgate_missing_names", None) or [""]}
+                )
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -400,7 +410,13 @@ class Recorder:
         # cannot write a non-UTF-8 file name) cannot cost the gate its results.
         self._write_progress(force=True)
         if self.checkout:
-            found = redirect.foreign_modules(self.checkout, str(self.root), self.project_names)
+            found = redirect.foreign_modules(
+                self.checkout,
+                str(self.root),
+                self.project.get("names", ()),
+                roots=self.project.get("roots", (".",)),
+                distributions=self.project.get("distributions", ()),
+            )
             self.foreign.update(found)
         self.unscanned += redirect.unscanned_modules(str(self.root))
         if self.is_worker:
@@ -574,25 +590,57 @@ def _skip_mark(item: pytest.Item) -> str | None:
     return None if skip is None else str(skip.reason)
 
 
+def _xfail_mark(item: pytest.Item) -> str | None:
+    """The reason an xfail mark makes this item xfail here ("" when it gives none),
+    or None. Evaluated with pytest's own rules; a condition that cannot be
+    evaluated is no xfail (pytest errors the item: it fails anyway)."""
+    if item.get_closest_marker("xfail") is None:
+        return None
+    try:
+        from _pytest.skipping import evaluate_xfail_marks
+
+        xfail = evaluate_xfail_marks(item)
+    except (Exception, pytest.fail.Exception, pytest.skip.Exception):
+        return None
+    return None if xfail is None else str(xfail.reason)
+
+
 def _missing_module(excinfo: Any) -> bool:
     """Whether an exception is, or was raised while handling or because of, an
     ImportError, or came out of `pytest.importorskip`: a skip for a missing module."""
+    return missing_modules(excinfo) is not None
+
+
+def missing_modules(excinfo: Any) -> tuple[str, ...] | None:
+    """The modules a skip for a missing module names, or None when it is none:
+    each ImportError's `name` in the exception's chain (the module that could not
+    be imported: `dbm.gnu` failing names `_gdbm`), and the name given to
+    `pytest.importorskip`; "" for an ImportError that names no module."""
     exc, seen = getattr(excinfo, "value", None), set()
+    names: list[str] = []
+    found = False
     while isinstance(exc, BaseException) and id(exc) not in seen:
         seen.add(id(exc))
-        if isinstance(exc, ImportError) or _raised_in_importorskip(exc.__traceback__):
-            return True
+        if isinstance(exc, ImportError):
+            found = True
+            names.append(exc.name if isinstance(exc.name, str) else "")
+        asked = _importorskip_name(exc.__traceback__)
+        if asked is not None:
+            found = True
+            names.append(asked)
         exc = exc.__cause__ or exc.__context__
-    return False
+    return tuple(dict.fromkeys(names)) if found else None
 
 
-def _raised_in_importorskip(tb: Any) -> bool:
+def _importorskip_name(tb: Any) -> str | None:
+    """The module `pytest.importorskip` was asked for, when it raised this."""
     code = getattr(pytest.importorskip, "__code__", None)
     while tb is not None:
         if tb.tb_frame.f_code is code:
-            return True
+            name = tb.tb_frame.f_locals.get("modname")
+            return name if isinstance(name, str) else ""
         tb = tb.tb_next
-    return False
+    return None
 
 
 def _skip_reason(report: pytest.TestReport) -> str:

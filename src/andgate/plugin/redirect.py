@@ -124,23 +124,113 @@ def apply(checkout: str, worktree: str, roots: Iterable[str] = ()) -> None:
     importlib.invalidate_caches()
 
 
-def foreign_modules(checkout: str, worktree: str, names: Iterable[str]) -> list[str]:
-    """Modules this process imported from somewhere other than the worktree:
-    any with a counterpart in the checkout, and any of the project's names."""
+def foreign_modules(
+    checkout: str,
+    worktree: str,
+    names: Iterable[str],
+    roots: Iterable[str] = (".",),
+    distributions: Iterable[str] = (),
+) -> list[str]:
+    """Modules this process imported from somewhere other than the worktree: any
+    with a counterpart in the checkout, and any under the project's names loaded
+    from a file of the project found elsewhere (`ProjectFiles.elsewhere`).
+
+    What counts is the file, not the name: six's meta-path importer files standard
+    library modules under its own name (`six.moves.BaseHTTPServer` is
+    `http.server`), and a project may alias an installed dependency the same way.
+    Such a module is not the project's code loaded from elsewhere."""
     real = real_paths()
     remap = remapper(checkout, worktree, real)
-    worktree_real = os.path.realpath(worktree)
-    project = set(names)
+    tops = frozenset(names)
+    project = ProjectFiles(worktree, tops, roots, distributions, real)
     found = []
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
         if not isinstance(file, str):
             continue
-        top = name.partition(".")[0]
-        elsewhere = top in project and not _inside(real(file), worktree_real)
-        if elsewhere or remap(file):
+        if remap(file) or (name.partition(".")[0] in tops and project.elsewhere(file)):
             found.append(f"{name} from {file}")
     return sorted(found)
+
+
+SITE_FOLDERS = ("site-packages", "dist-packages")
+
+
+class ProjectFiles:
+    """Whether a file a module of the project's names was loaded from is the
+    project's own code outside the worktree. Fail closed: it is, unless it is
+    neither a copy of one of the worktree's files (same path below a project
+    name, under one of the import roots) nor a file the project's installed
+    distributions hold (a copy install's compiled extension has no counterpart
+    in the worktree), and it lies in the standard library or in the folders
+    where other distributions are installed."""
+
+    def __init__(
+        self,
+        worktree: str,
+        names: frozenset[str],
+        roots: Iterable[str],
+        distributions: Iterable[str],
+        real: Callable[[str], str],
+    ) -> None:
+        self.worktree = os.path.realpath(worktree)
+        self.names = names
+        self.roots = [os.path.normpath(os.path.join(self.worktree, r)) for r in roots] or [
+            self.worktree
+        ]
+        self.distributions = tuple(distributions)
+        self.real = real
+        self._installed: frozenset[str] | None = None
+        self._places: tuple[str, ...] | None = None
+
+    def elsewhere(self, file: str) -> bool:
+        path = self.real(file)
+        if _inside(path, self.worktree):
+            return False
+        if self._copies_a_worktree_file(path) or path in self._installed_files():
+            return True
+        return not any(_inside(path, place) for place in self._other_places())
+
+    def _copies_a_worktree_file(self, path: str) -> bool:
+        """`.../site-packages/pkg/core.py` when the worktree has `src/pkg/core.py`:
+        the path from a folder or file named after the project on."""
+        parts = path.split(os.sep)
+        for i in range(1, len(parts)):
+            last = i == len(parts) - 1
+            if (parts[i] if not last else parts[i].partition(".")[0]) not in self.names:
+                continue
+            rel = os.path.join(*parts[i:])
+            if any(os.path.isfile(os.path.join(root, rel)) for root in self.roots):
+                return True
+        return False
+
+    def _installed_files(self) -> frozenset[str]:
+        """Every file the project's own distributions installed, read on first use."""
+        if self._installed is None:
+            from importlib import metadata  # only here: most runs never ask
+
+            files: set[str] = set()
+            for name in self.distributions:
+                try:
+                    dist = metadata.distribution(name)
+                    files.update(self.real(str(dist.locate_file(f))) for f in dist.files or ())
+                except Exception:  # a broken record: the other checks still apply
+                    continue
+            self._installed = frozenset(files)
+        return self._installed
+
+    def _other_places(self) -> tuple[str, ...]:
+        """The standard library and the folders distributions are installed in."""
+        if self._places is None:
+            import sysconfig
+
+            paths = sysconfig.get_paths()
+            places = [
+                paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths
+            ]
+            places += [p for p in sys.path if os.path.basename(p.rstrip(os.sep)) in SITE_FOLDERS]
+            self._places = tuple(dict.fromkeys(os.path.realpath(p) for p in places if p))
+        return self._places
 
 
 PYTHON_SOURCE = (".py", ".pyw")

@@ -39,7 +39,11 @@ class InstalledProject:
     roots: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, list[str]]:
-        return {"names": list(self.names), "roots": list(self.roots)}
+        return {
+            "names": list(self.names),
+            "roots": list(self.roots),
+            "distributions": list(self.distributions),
+        }
 
 
 def _inside(path: str, folder: str) -> bool:

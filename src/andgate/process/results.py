@@ -36,6 +36,7 @@ class CollectedItem:
     why: str
     skip_mark: str | None = None  # the reason a skip/skipif mark skips it here
     params: str | None = None  # digest of its parameter values (plain data only)
+    xfail_mark: str | None = None  # an oracle's xfail mark's reason, in a collection
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,7 @@ class _Compact:
 
     def item(self, i: Any) -> CollectedItem:
         share, skip, params = self.share, i.get("skip_mark"), i.get("params")
+        xfail = i.get("xfail_mark")
         facts = ItemFacts(
             _intern(i["nodeid"]), share(i["path"]), share(i["name"]), self.markers(i["markers"])
         )
@@ -185,6 +187,7 @@ class _Compact:
             share(str(i["why"])),
             None if skip is None else share(str(skip)),
             None if params is None else str(params),
+            None if xfail is None else str(xfail),
         )
 
     def markers(self, raw: Any) -> frozenset[Any]:

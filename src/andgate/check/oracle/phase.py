@@ -8,6 +8,7 @@ sandboxed) against base's test side: the trusted tree.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
@@ -275,17 +276,38 @@ def _missing_module(result: ItemResult, run: RunResult) -> bool:
     return bool(run.reports.get(result.nodeid, {}).get("skip_missing_module"))
 
 
+def missing_names(nodeid: str, run: RunResult) -> tuple[str, ...]:
+    """The modules a skip for a missing module named (the plugin records them)."""
+    names = run.reports.get(nodeid, {}).get("skip_missing_names")
+    return tuple(str(n) for n in names) if isinstance(names, list) else ()
+
+
+def is_stdlib_module(name: str) -> bool:
+    """A module of this Python's standard library (`dbm.gnu`, `_gdbm`, `winreg`)."""
+    return bool(name) and name.partition(".")[0] in sys.stdlib_module_names
+
+
+def _stdlib_missing(result: ItemResult, run: RunResult) -> bool:
+    """A skip for a missing module whose every ImportError names a standard-library
+    module (a C extension this interpreter was built without: gdbm, ndbm, tkinter).
+    What is installed is the change's to control; how Python was built is not. It
+    is a platform skip when base skips too, for the same modules and reason."""
+    names = missing_names(result.nodeid, run)
+    return _missing_module(result, run) and bool(names) and all(map(is_stdlib_module, names))
+
+
 def skips_to_run_on_base(results: Iterable[ItemResult], head: RunResult) -> tuple[str, ...]:
     """The oracle items skipped on head by code (`pytest.skip()`, a unittest skip, a
     fixture's skip): neither by a mark (`platform_skips` decides those from base's
-    collection) nor for a missing module (those always fail)."""
+    collection) nor for a missing module (those always fail), unless the missing
+    module is one of the standard library's (`_stdlib_missing`)."""
     marks = {i.facts.nodeid: i.skip_mark for i in head.selected(Role.ORACLE)}
     return tuple(
         r.nodeid
         for r in results
         if r.outcome is Outcome.SKIPPED
         and not _skipped_by_mark(r, head, marks.get(r.nodeid))
-        and not _missing_module(r, head)
+        and (not _missing_module(r, head) or _stdlib_missing(r, head))
     )
 
 
@@ -322,20 +344,26 @@ def skips_by_code(
     the same reason (paths normalised) when run again (`on_base`): not applicable
     here (ORACLE_SKIPPED). Every other skip fails its item with pytest's reason and
     why: a skip for a missing module always (the change controls what is
-    installed), any other when base did not skip it the same way, or when the skip
-    could not be compared (`base`, base's oracle collection, did not collect it)."""
+    installed), unless the module is one of the standard library's that this
+    Python lacks and base skips the same way (`_stdlib_missing`); any other when
+    base did not skip it the same way, or when the skip could not be compared
+    (`base`, base's oracle collection, did not collect it)."""
     if head is None:
         return results, ()
     wanted = set(skips_to_run_on_base(results, head))
     kept, skipped = [], []
     for result in results:
-        if result.outcome is Outcome.SKIPPED and _missing_module(result, head):
+        stdlib = missing_names(result.nodeid, head) if _stdlib_missing(result, head) else ()
+        if result.outcome is Outcome.SKIPPED and _missing_module(result, head) and not stdlib:
             result = _still_failed(result, "a skip for a missing module always fails an oracle")
         elif result.nodeid in wanted:
             missing = None if base is None else _not_collected_on_base(result.nodeid, base)
-            same, why = (False, missing) if missing else _same_skip_on_base(result, on_base)
+            same, why = (False, missing) if missing else _same_skip_on_base(result, on_base, stdlib)
             if same:
-                skipped.append(f"{result.nodeid} skipped: {result.message} (skipped on base too)")
+                skipped.append(
+                    f"{result.nodeid} skipped: {result.message} "
+                    f"({_lacking(stdlib)}skipped on base too)"
+                )
                 continue
             result = _still_failed(result, why)
         kept.append(result)
@@ -358,8 +386,20 @@ def _not_collected_on_base(nodeid: str, base: RunResult) -> str | None:
     return "base has no such oracle item"
 
 
-def _same_skip_on_base(result: ItemResult, on_base: RunResult | None) -> tuple[bool, str]:
-    """Whether base skipped the item for the same reason; if not, what base did."""
+def _lacking(stdlib: tuple[str, ...]) -> str:
+    if not stdlib:
+        return ""
+    if len(stdlib) == 1:
+        return f"the standard-library module {stdlib[0]} is missing from this Python; "
+    return f"the standard-library modules {', '.join(stdlib)} are missing from this Python; "
+
+
+def _same_skip_on_base(
+    result: ItemResult, on_base: RunResult | None, stdlib: tuple[str, ...] = ()
+) -> tuple[bool, str]:
+    """Whether base skipped the item for the same reason; if not, what base did.
+    `stdlib`: the standard-library modules head's skip was for; base's skip must
+    be for the same ones (any other skip for a missing module never matches)."""
     if on_base is None:
         return False, "base has no such oracle item"
     if on_base.error:
@@ -368,8 +408,11 @@ def _same_skip_on_base(result: ItemResult, on_base: RunResult | None) -> tuple[b
     if outcome is not Outcome.SKIPPED:
         return False, f"not skipped on base: {outcome.value}"
     reason = on_base.message(result.nodeid)
-    if on_base.reports.get(result.nodeid, {}).get("skip_missing_module"):
+    base_missing = bool(on_base.reports.get(result.nodeid, {}).get("skip_missing_module"))
+    if base_missing and (not stdlib or missing_names(result.nodeid, on_base) != stdlib):
         return False, f"on base it skipped for a missing module: {reason}"
+    if stdlib and not base_missing:
+        return False, f"on base it skipped, not for a missing module: {reason}"
     if normalised_reason(reason) != normalised_reason(result.message):
         return False, f"on base it skipped for another reason: {reason}"
     return True, ""
@@ -378,6 +421,16 @@ def _same_skip_on_base(result: ItemResult, on_base: RunResult | None) -> tuple[b
 def _still_failed(result: ItemResult, why: str) -> ItemResult:
     """The skip stays a failure; pytest's reason first, then why it counts."""
     return ItemResult(result.nodeid, result.outcome, f"{result.message} ({why})")
+
+
+def judged_against_itself(run: RunResult) -> tuple[ItemResult, ...]:
+    """An oracle run's items judged as `check` judges head with base = head (what
+    the maintainer commands act on): a skip that holds on base (a mark, a skip from
+    code, a standard-library module this Python lacks) is not applicable, so it is
+    left out; a skip for another missing module, an xfail and an xpass stay."""
+    results, _ = platform_skips(class_facts(run, Role.ORACLE).results, run, run)
+    results, _ = skips_by_code(results, run, run)
+    return results
 
 
 def platform_skips(
