@@ -53,24 +53,43 @@ class Worktree:
         self.common_dir = common_dir
         self.created = False
         self.admin_dir: str | None = None
+        self.patched: tuple[str, ...] = ()  # what `apply_patch` wrote since the checkout
 
-    def checkout(self, commit: str) -> None:
+    def checkout(self, commit: str, *, verified: bool = False) -> None:
         """Make the worktree exactly `commit`: tracked files reset, untracked removed.
 
         `__pycache__` survives, which keeps repeated runs in one worktree fast,
         except the bytecode of every source about to change. A worktree is
         reused only by a later phase that is no more trusted than the one
-        before it.
+        before it. `verified` (a trusted run follows): every untracked file goes,
+        bytecode caches too; `differences` then says what is still not `commit`.
         """
+        self.patched = ()
         if not self.created:
             self.created = True
             with _ADD_LOCK, _repo_lock(self.common_dir):
                 self._add(commit)
             self.admin_dir = self._read_admin_dir()
             return
-        self._drop_bytecode(self._rewritten_by_checkout(commit))
+        if not verified:
+            self._drop_bytecode(self._rewritten_by_checkout(commit))
         self._git("checkout", "--quiet", "--force", "--detach", commit)
-        self._git("clean", "-ffdqx", "-e", "__pycache__")
+        self._git("clean", "-ffdqx", *(() if verified else ("-e", "__pycache__")))
+
+    def differences(self, commit: str) -> list[str]:
+        """What in the worktree is not `commit`: each tracked file whose bytes differ
+        from the commit's, hashed (git's stat data would trust a rewrite that kept
+        a file's size and mtime), and each untracked file or folder, bytecode caches
+        included. Empty: the worktree is the commit, byte for byte."""
+        found = []
+        head = self._git("rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+        if head.stdout.decode("ascii", "replace").strip() != commit:
+            found.append(f"HEAD is not {commit[:12]}")
+        self._git("read-tree", commit)  # an index with no stat data: every file is hashed
+        self._git("update-index", "-q", "--refresh", check=False)
+        found += [f"{p} differs" for p in self._paths("diff-files", "--name-only", "-z")]
+        found += [f"{p} is untracked" for p in self._paths("ls-files", "-z", "--others")]
+        return found
 
     def _add(self, commit: str) -> None:
         args = ("worktree", "add", "--detach", "--force", str(self.path), commit)
@@ -146,6 +165,15 @@ class Worktree:
             self._drop_admin_dir()
         shutil.rmtree(self.path, ignore_errors=True)
 
+    def rebuild(self, commit: str) -> None:
+        """Remove this worktree and add it again at `commit`: what code left in it is
+        gone with the folder. Raises when the folder cannot be emptied."""
+        self.remove(REMOVE_TIMEOUT)
+        if self.path.exists():
+            raise GitError(f"{self.path}: a worktree that must be rebuilt cannot be removed")
+        self.created, self.admin_dir = False, None
+        self.checkout(commit)
+
     def _drop_admin_dir(self) -> None:
         """Delete .git/worktrees/<name> of this worktree only: the one recorded when
         it was created, if it is a real folder right under the common dir's worktrees/."""
@@ -174,7 +202,8 @@ class Worktree:
         args = ("apply", "--numstat", "-z", "--apply", "--whitespace=nowarn", str(patch))
         proc = self._git(*args, check=False)
         if proc.returncode == 0:
-            self._drop_bytecode(numstat_paths(proc.stdout))
+            self.patched = tuple(numstat_paths(proc.stdout))
+            self._drop_bytecode(self.patched)
             return None
         stderr = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         return stderr[0] if stderr else f"git apply exited {proc.returncode}"
@@ -224,17 +253,38 @@ class WorktreePool:
         # name keeps two checks of one repository out of each other's way.
         self._prefix = f"andgate-{secrets.token_hex(4)}-wt"
         self._common_dir: Path | None = None
+        # The check's log of worktree switches that found what code had left (logs/worktrees.log)
+        self.journal: list[str] = []
 
     @contextmanager
-    def lease(self, commit: str) -> Iterator[Worktree]:
-        """A worktree at `commit`, returned to the pool afterwards."""
+    def lease(self, commit: str, *, verified: bool = False) -> Iterator[Worktree]:
+        """A worktree at `commit`, returned to the pool afterwards. `verified`: for a
+        trusted run (contract section 4, step 4), a reused worktree is checked against
+        `commit` after the switch (`Worktree.differences`) and rebuilt when anything
+        differs, never reused as it is."""
         worktree = self._take()
         try:
-            worktree.checkout(commit)
+            self._switch(worktree, commit, verified)
             copy_into(worktree.path, self.by_commit.get(commit, self.generated))
             yield worktree
         finally:
             self._free.put(worktree)
+
+    def _switch(self, worktree: Worktree, commit: str, verified: bool) -> None:
+        reused = worktree.created
+        worktree.checkout(commit, verified=verified)
+        if not (verified and reused):
+            return  # a worktree git just added is its commit
+        found = worktree.differences(commit)
+        if not found:
+            return
+        shown = "; ".join(found[:10]) + (f"; and {len(found) - 10} more" if len(found) > 10 else "")
+        with self._lock:
+            self.journal.append(
+                f"{worktree.path.name}: switched to {commit[:12]} for a trusted run, it still "
+                f"held what an earlier run left ({shown}): rebuilt"
+            )
+        worktree.rebuild(commit)
 
     def _take(self) -> Worktree:
         try:
