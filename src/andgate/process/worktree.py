@@ -44,6 +44,16 @@ REPO_LOCK_WAIT = 150.0
 # is spent the remaining worktrees are removed from the filesystem only.
 REMOVE_TIMEOUT = 30.0
 CLOSE_BUDGET = 60.0
+# How git looks at a worktree whatever the repository's config says: every file
+# is listed and stat'ed (no fsmonitor, untracked cache or sparse checkout), and a
+# change of ctime counts.
+WORKTREE_CONFIG = (
+    *("-c", "core.fsmonitor=false"),
+    *("-c", "core.untrackedCache=false"),
+    *("-c", "core.sparseCheckout=false"),
+    *("-c", "core.trustctime=true"),
+    *("-c", "core.checkStat=default"),
+)
 
 
 class Worktree:
@@ -192,9 +202,11 @@ class Worktree:
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
         """git in this worktree, located by explicit GIT_DIR/GIT_WORK_TREE rather
         than its `.git` file: a test that ran here may have deleted that file (git
-        would then find an enclosing repository) or pointed it at the user's."""
+        would then find an enclosing repository) or pointed it at the user's. Code
+        that ran here could also have written the repository's config: git looks at
+        every file, never through a file-system monitor or a sparse checkout."""
         env = {"GIT_DIR": self.admin_dir or "", "GIT_WORK_TREE": str(self.path)}
-        return self.git.run(*args, cwd=self.path, env=env, check=check)
+        return self.git.run(*WORKTREE_CONFIG, *args, cwd=self.path, env=env, check=check)
 
     def apply_patch(self, patch: Path) -> str | None:
         """`git apply` a patch; return git's complaint when it does not apply."""
