@@ -151,10 +151,24 @@ def test_an_owner_approval_does_not_make_a_tampered_run_count(sample: Sample) ->
 
 # -- worktree reuse: what one run plants for the next -------------------------------------
 
-# When a test calls `mean`, after every oracle file was collected: plant the text
-# oracle's neutered cache for the next trusted run in this worktree (the known-bad
-# replay, a run of base: the file is the same in every tree).
-PLANT_FOR_LATER = PLANT_BYTECODE + "\n\ndef _for_later():\n    _warm_caches()\n"
+# When a test calls `mean`, after every oracle file was collected: for the next trusted
+# run in this worktree (the known-bad replay, a run of base: the file is the same in
+# every tree), plant the text oracle's neutered cache, and neuter the file itself with
+# git told not to look at it (`checkout --force` then leaves it as it is).
+PLANT_FOR_LATER = (
+    PLANT_BYTECODE
+    + """
+import subprocess as _subprocess
+
+
+def _for_later():
+    _warm_caches()
+    text = _ORACLE.read_text()
+    _ORACLE.write_text(text.replace("assert chunk(", "assert True or chunk(", 1))
+    where = _ORACLE.parents[2]
+    _subprocess.run(["git", "update-index", "--skip-worktree", str(_ORACLE)], cwd=where)
+"""
+)
 
 CALL_FOR_LATER = """
 
@@ -174,7 +188,11 @@ def test_what_a_run_plants_for_the_next_in_its_reused_worktree_is_never_loaded(
     # planted after the oracle process had compiled the file: found at its end
     suspicious = run.details("PRODUCTION_SUSPICIOUS")
     assert any(planted_for_the_text_oracle(d) for d in suspicious), suspicious
-    # the runs after it in the same worktree never loaded it: the replay still bites,
+    # the next trusted run's switch found the neutered oracle file, and rebuilt the worktree
+    log = (run.artifacts / "logs" / "worktrees.log").read_text()
+    assert f"{TEXT_ORACLE} differs" in log
+    assert log.rstrip().endswith("rebuilt")
+    # the runs after it in the same worktree loaded neither: the replay still bites,
     # and base's runs report nothing
     assert not any("base oracle" in d for d in suspicious)
     assert "ORACLE_NEUTRALIZED" not in run.codes

@@ -91,15 +91,13 @@ class Worktree:
         from the commit's, hashed (git's stat data would trust a rewrite that kept
         a file's size and mtime), and each untracked file or folder, bytecode caches
         included. Empty: the worktree is the commit, byte for byte."""
-        found = []
-        head = self._git("rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
-        if head.stdout.decode("ascii", "replace").strip() != commit:
-            found.append(f"HEAD is not {commit[:12]}")
         self._git("read-tree", commit)  # an index with no stat data: every file is hashed
-        self._git("update-index", "-q", "--refresh", check=False)
-        found += [f"{p} differs" for p in self._paths("diff-files", "--name-only", "-z")]
-        found += [f"{p} is untracked" for p in self._paths("ls-files", "-z", "--others")]
-        return found
+        status = self._git(*STATUS, check=False)
+        if status.returncode != 0:
+            return [f"git status failed: {status.stderr.decode('utf-8', 'replace').strip()}"]
+        head, entries = status_entries(status.stdout)
+        found = [] if head == commit else [f"HEAD is not {commit[:12]}"]
+        return found + [f"{path} {what}" for path, what in entries]
 
     def _add(self, commit: str) -> None:
         args = ("worktree", "add", "--detach", "--force", str(self.path), commit)
@@ -117,16 +115,7 @@ class Worktree:
         what differs from HEAD (staged, unstaged, untracked or ignored) and, when
         HEAD is not `commit`, what differs between the two. One `git status` walks
         the tree once, where a diff and an ls-files walked it twice."""
-        status = self._git(
-            "status",
-            "--porcelain=v2",
-            "-z",
-            "--branch",
-            "--no-renames",
-            "--untracked-files=all",
-            "--ignored=traditional",
-            check=False,
-        )
+        status = self._git(*STATUS, check=False)
         if status.returncode == 0:
             head, paths = status_paths(status.stdout)
         else:  # a test broke HEAD (a missing object, a blob): list untracked files alone
@@ -324,21 +313,46 @@ class WorktreePool:
             worktree.remove(min(REMOVE_TIMEOUT, left) if left >= 1 else None)
 
 
+# Everything that differs from HEAD, untracked and ignored files one by one.
+STATUS = (
+    "status",
+    "--porcelain=v2",
+    "-z",
+    "--branch",
+    "--no-renames",
+    "--untracked-files=all",
+    "--ignored=traditional",
+)
+
+
 def status_paths(raw: bytes) -> tuple[str | None, list[str]]:
     """HEAD's commit (None when unborn or unknown) and the paths of
     `git status --porcelain=v2 -z --no-renames` output."""
-    head, paths = None, []
+    head, entries = status_entries(raw)
+    return head, [path for path, _ in entries]
+
+
+STATUS_KINDS = {b"? ": "is untracked", b"! ": "is untracked", b"1 ": "differs", b"u ": "differs"}
+
+
+def status_entries(raw: bytes) -> tuple[str | None, list[tuple[str, str]]]:
+    """HEAD's commit (None when unborn or unknown) and each path of `git status
+    --porcelain=v2 -z --no-renames` output with how it differs."""
+    head, entries = None, []
     for entry in raw.split(b"\0"):
+        kind = STATUS_KINDS.get(entry[:2])
         if entry.startswith(b"# branch.oid "):
             oid = entry.removeprefix(b"# branch.oid ").decode("ascii", "replace")
             head = None if oid == "(initial)" else oid
+        elif kind is None:
+            continue
         elif entry[:2] in (b"? ", b"! "):
-            paths.append(decode_path(entry[2:]))
+            entries.append((decode_path(entry[2:]), kind))
         elif entry[:2] == b"1 ":  # 1 XY sub mH mI mW hH hI path
-            paths.append(decode_path(entry.split(b" ", 8)[8]))
-        elif entry[:2] == b"u ":  # u XY sub m1 m2 m3 mW h1 h2 h3 path
-            paths.append(decode_path(entry.split(b" ", 10)[10]))
-    return head, paths
+            entries.append((decode_path(entry.split(b" ", 8)[8]), kind))
+        else:  # u XY sub m1 m2 m3 mW h1 h2 h3 path
+            entries.append((decode_path(entry.split(b" ", 10)[10]), kind))
+    return head, entries
 
 
 def numstat_paths(raw: bytes) -> list[str]:
