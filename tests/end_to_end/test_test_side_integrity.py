@@ -139,6 +139,22 @@ def test_a_rewritten_oracle_source_blocks_naming_the_file_and_module(one_job) ->
     assert run.payload["bits"]["oracle_ok"] is False
 
 
+def test_xdist_workers_report_what_they_loaded(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Under the project's own `-n 2`, each worker is a fresh interpreter that collects
+    every oracle file: each is guarded, and the controller gathers their records."""
+    files = dict(BASE_FILES)
+    files["pytest.ini"] = files["pytest.ini"] + "addopts = -n 2\n"
+    repo, base = build_test_sample(tmp_path / "sample", files, known_bad=ONE_KNOWN_BAD)
+    sample = Sample(repo, base, tmp_path)
+    run = sample.gate(sample.change(with_production(REWRITE_SOURCE)), jobs=1)
+    assert any(
+        d.startswith(f"{TEXT_ORACLE}: the oracle process loaded test_text_oracle from bytes other ")
+        for d in run.details("PRODUCTION_SUSPICIOUS")
+    ), run.payload["reasons"]
+    control = sample.gate(sample.change(break_slugify), jobs=1)
+    assert control.codes == ["ORACLE_FAILED"]
+
+
 def test_an_owner_approval_does_not_make_a_tampered_run_count(sample: Sample) -> None:
     head = sample.change(with_production(REWRITE_SOURCE))
     run = sample.gate(head, jobs=1, approved_by=("alice",))

@@ -26,7 +26,7 @@ MAX_LINK_HOPS = 40  # as the kernel's limit on links followed in one path
 
 
 @dataclass(frozen=True)
-class TestSideFiles:
+class ExpectedTestSide:
     """What one trusted run may load from the test side."""
 
     tree: str  # the tree the run checked out, as messages name it ("base")
@@ -42,7 +42,7 @@ class TestSideFiles:
         """What the plugin is told (`plugin.integrity.install`)."""
         return {"algorithm": self.algorithm, "test_files": sorted(self.blobs)}
 
-    def patched(self, worktree: Path, paths: Iterable[str]) -> TestSideFiles:
+    def patched(self, worktree: Path, paths: Iterable[str]) -> ExpectedTestSide:
         """After a known-bad fixture was applied to the worktree (before any test ran
         in it): the test-side files it wrote have the bytes it gave them."""
         blobs = dict(self.blobs)
@@ -105,7 +105,7 @@ class Imported:
         )
 
 
-def judge(label: str, imported: Imported, expected: TestSideFiles) -> tuple[str, ...]:
+def judge(label: str, imported: Imported, expected: ExpectedTestSide) -> tuple[str, ...]:
     """What the `label` process loaded that is not the test side it was given: one
     line per file, naming the module (empty: nothing)."""
     found: dict[str, None] = {}
@@ -129,7 +129,7 @@ def judge(label: str, imported: Imported, expected: TestSideFiles) -> tuple[str,
     return tuple(found)
 
 
-def _load_problem(load: Load, expected: TestSideFiles) -> str | None:
+def _load_problem(load: Load, expected: ExpectedTestSide) -> str | None:
     """Why a compiled module is not the test side the run was given, or None."""
     if not expected.side.holds(load.path):
         taken = _taken_name(load.module, load.path, expected)
@@ -150,7 +150,7 @@ def _load_problem(load: Load, expected: TestSideFiles) -> str | None:
     return None
 
 
-def _taken_name(module: str, path: str, expected: TestSideFiles) -> str | None:
+def _taken_name(module: str, path: str, expected: ExpectedTestSide) -> str | None:
     """When `module` is a name base's test side provides and the production file
     `path` it came from is new with the change: why that is a shadowing."""
     if path in expected.base_files:
@@ -171,7 +171,7 @@ def expected_files(
     side: TestSide,
     names: Mapping[str, str],
     base_files: frozenset[str],
-) -> TestSideFiles:
+) -> ExpectedTestSide:
     """The test side a trusted run of a tree with these files may load: each
     test-side Python file's blob (a symbolic link's: the blob of the file it leads
     to, since Python reads through it)."""
@@ -183,7 +183,7 @@ def expected_files(
     if links:
         blobs.update(_through_links(git, listing, links))
     any_sha = next(iter(listing.values())).sha if listing else ""
-    return TestSideFiles(
+    return ExpectedTestSide(
         tree=tree,
         blobs=blobs,
         side=side,

@@ -11,7 +11,7 @@ from typing import Protocol
 from andgate.plugin.classify import Rules
 from andgate.plugin.shard import Shard
 from andgate.process.installed import InstalledProject
-from andgate.process.integrity import TestSideFiles
+from andgate.process.integrity import ExpectedTestSide
 from andgate.records import (
     Role,
 )
@@ -99,7 +99,7 @@ class RunRequest:
     # process compiles its worktree's modules from bytes it reads and records them,
     # the gate holds them against these files (`integrity.judge`), and a reused
     # worktree is verified before it runs (`WorktreePool.lease`). None: untrusted.
-    integrity: TestSideFiles | None = None
+    integrity: ExpectedTestSide | None = None
 
     @property
     def item_limit(self) -> float | None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from andgate.plugin.classify import ItemFacts
 from andgate.process.argv import EXIT_CANNOT_IMPORT
-from andgate.process.integrity import Imported, TestSideFiles, judge
+from andgate.process.integrity import Imported, ExpectedTestSide, judge
 from andgate.records import (
     ClassFacts,
     ItemResult,
@@ -79,7 +79,7 @@ def read_results(
     results: Path,
     log: Path,
     junit: Path | None,
-    expected: TestSideFiles | None = None,
+    expected: ExpectedTestSide | None = None,
 ) -> RunResult:
     """Parse the plugin's results file; anything malformed is an error, never a pass.
     `expected`: a trusted run's test side, what it must have loaded."""
@@ -128,7 +128,7 @@ def _read_regular_file(path: Path) -> str:
 
 
 def _parse_results(
-    text: str, base: dict[str, Any], expected: TestSideFiles | None = None
+    text: str, base: dict[str, Any], expected: ExpectedTestSide | None = None
 ) -> RunResult:
     """A results file's run. Its items and reports are decoded one element at a
     time and compacted as they come (`_Compact`): the whole document as dicts

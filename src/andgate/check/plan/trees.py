@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from andgate.check.cache import digest
 from andgate.git import Git, TreeEntry
 from andgate.plugin.classify import Rules, has_accepted_invariant
-from andgate.process.integrity import TestSideFiles, expected_files
+from andgate.process.integrity import ExpectedTestSide, expected_files
 from andgate.trust.config import BaseConfig
 from andgate.trust.paths import TestSide, is_pytest_config_name, matching
 
@@ -53,7 +53,7 @@ class Plan:
     property_rules: Rules
     # Each tree a trusted run checks out (base, trusted, property) -> its test side:
     # what such a run may load (`process.integrity`).
-    test_side_files: Mapping[str, TestSideFiles] = field(default_factory=dict)
+    test_side_files: Mapping[str, ExpectedTestSide] = field(default_factory=dict)
 
 
 def listing(git: Git, commit: str) -> dict[str, TreeEntry]:
