@@ -67,6 +67,21 @@ def test_a_worktree_module_is_compiled_from_the_bytes_read_and_recorded(worktree
     assert not (worktree / "tests/__pycache__").exists()  # and it wrote no cache
 
 
+def test_a_module_read_through_a_symlinked_folder_names_the_file_it_leads_to(
+    worktree: Path,
+) -> None:
+    (worktree / "shared").mkdir()
+    (worktree / "shared/guarded_shared.py").write_text("VALUE = 4\n")
+    (worktree / "tests/common").symlink_to("../shared")
+    watch = guard(worktree)
+    assert importlib.import_module("common.guarded_shared").VALUE == 4
+    (load,) = [x for x in watch.report()["loads"] if x["module"] == "common.guarded_shared"]
+    assert (load["path"], load["real"]) == (
+        "tests/common/guarded_shared.py",
+        "shared/guarded_shared.py",
+    )
+
+
 def test_modules_outside_the_worktree_are_not_its_business(worktree: Path) -> None:
     watch = guard(worktree)
     importlib.import_module("json.tool")

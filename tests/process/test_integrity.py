@@ -65,6 +65,15 @@ def test_line_ends_a_checkout_converted_are_the_same_bytes() -> None:
     assert loaded(load) == ()
 
 
+def test_a_module_read_through_a_symlinked_folder_is_the_file_it_leads_to() -> None:
+    shared = Load("helpers", "tests/shared/helpers.py", sha(HELPER), real="tests/support/approx.py")
+    assert loaded(shared) == ()
+    elsewhere = Load(
+        "helpers", "tests/shared/helpers.py", sha(b"x"), real="tests/support/approx.py"
+    )
+    assert "from bytes other than base's" in loaded(elsewhere)[0]
+
+
 def test_a_test_side_module_the_tree_does_not_have_was_written_during_the_run() -> None:
     (found,) = loaded(Load("tests.support.extra", "tests/support/extra.py", sha(b"x")))
     assert found.startswith("tests/support/extra.py: the oracle process loaded tests.support")
@@ -140,7 +149,7 @@ def test_records_read_from_the_results_file() -> None:
         "bytecode": [{"path": "c.pyc", "source": "t.py", "module": "t", "why": "w"}],
     }
     imported = Imported.from_json(data)
-    assert imported.loads == (Load("m", "m.py", "1"), Load("t", "t.py", "2", "3", "L"))
+    assert imported.loads == (Load("m", "m.py", "1"), Load("t", "t.py", "2", "3", loader="L"))
     assert imported.unverified == (("u", "u.so", "as a compiled extension"),)
     assert imported.bytecode == (("c.pyc", "t.py", "t", "w"),)
 
@@ -174,7 +183,11 @@ def test_expected_files_are_the_test_side_python_files_links_followed() -> None:
     }
     git = LinkGit({"d" * 40: b"../pkg/core.py", "e" * 40: b"../../elsewhere.py"})
     found = expected_files(git, "base", listing, SIDE, {}, frozenset())  # type: ignore[arg-type]
-    assert found.blobs == {"tests/test_a.py": "a" * 40, "tests/link.py": "c" * 40}
+    assert found.blobs == {
+        "tests/test_a.py": "a" * 40,
+        "tests/link.py": "c" * 40,  # Python reads the file the link leads to
+        "pkg/core.py": "c" * 40,  # what a link may lead to; not watched
+    }
     assert found.algorithm == "sha1"
     assert found.spec() == {"algorithm": "sha1", "test_files": ["tests/link.py", "tests/test_a.py"]}
 

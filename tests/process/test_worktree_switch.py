@@ -11,8 +11,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from andgate.commands.sample import SampleRepo
-from andgate.process.worktree import Worktree, worktree_pool
+from andgate.git import TreeEntry, blob_id
+from andgate.process.worktree import Worktree, same_files, worktree_pool
 
 ORACLE = "tests/test_x.py"
 SOURCE = "def test_x():\n    assert chunk(1) == [1]\n"
@@ -44,9 +47,15 @@ def test_a_hidden_rewrite_survives_an_unverified_switch(make_repo, tmp_path: Pat
             assert (worktree.path / ORACLE).read_text() != SOURCE
 
 
-def test_a_verified_switch_rebuilds_a_worktree_that_is_not_its_commit(make_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("listed", [False, True], ids=["git", "hashed-here"])
+def test_a_verified_switch_rebuilds_a_worktree_that_is_not_its_commit(
+    make_repo, tmp_path, listed
+) -> None:  # type: ignore[no-untyped-def]
     repo, one, two = two_commits(make_repo)
     with worktree_pool(repo.git, tmp_path / "wts") as pool:
+        if listed:  # the plan's listings: the switch hashes the files itself first
+            for commit in (one, two):
+                pool.listings[commit] = {e.path: e for e in repo.git.ls_tree(commit)}
         with pool.lease(one, verified=True) as worktree:
             hide_a_rewrite(worktree)
             first = worktree.path
@@ -91,3 +100,52 @@ def test_differences_name_what_is_not_the_commit(make_repo, tmp_path) -> None:  
             "m.py differs",
             "tests/__pycache__/m.cpython-311.pyc is untracked",
         ]
+
+
+def entry(path: str, data: bytes, mode: str = "100644") -> TreeEntry:
+    return TreeEntry(mode, "blob", blob_id(data, "0" * 40), path)
+
+
+def a_tree(root: Path) -> dict[str, TreeEntry]:
+    """A small checkout: a file, an executable, a link, a submodule's folder."""
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg/m.py").write_bytes(b"X = 1\n")
+    (root / "run.sh").write_bytes(b"#!/bin/sh\n")
+    (root / "run.sh").chmod(0o755)
+    (root / "link.py").symlink_to("pkg/m.py")
+    (root / "vendor").mkdir()
+    (root / ".git").write_text("gitdir: elsewhere\n")
+    files = [entry("pkg/m.py", b"X = 1\n"), entry("run.sh", b"#!/bin/sh\n", "100755")]
+    files.append(entry("link.py", b"pkg/m.py", "120000"))
+    files.append(TreeEntry("160000", "commit", "c" * 40, "vendor"))
+    return {e.path: e for e in files}
+
+
+def test_same_files_hashes_bytes_modes_and_links(tmp_path: Path) -> None:
+    files = a_tree(tmp_path)
+    assert same_files(tmp_path, files)
+    (tmp_path / "pkg/m.py").write_bytes(b"X = 2\n")
+    assert not same_files(tmp_path, files)
+    (tmp_path / "pkg/m.py").write_bytes(b"X = 1\n")
+    (tmp_path / "run.sh").chmod(0o644)
+    assert not same_files(tmp_path, files)
+    (tmp_path / "run.sh").chmod(0o755)
+    (tmp_path / "link.py").unlink()
+    (tmp_path / "link.py").symlink_to("elsewhere.py")
+    assert not same_files(tmp_path, files)
+
+
+@pytest.mark.parametrize(
+    "left",
+    ["pkg/__pycache__/m.cpython-311.pyc", "pkg/new.py", "empty/", "dirlink", "vendor/x"],
+)
+def test_same_files_finds_what_git_does_not_track(tmp_path: Path, left: str) -> None:
+    files = a_tree(tmp_path)
+    if left == "dirlink":
+        (tmp_path / "dirlink").symlink_to("pkg")
+    elif left.endswith("/"):
+        (tmp_path / left).mkdir()
+    else:
+        (tmp_path / left).parent.mkdir(exist_ok=True)
+        (tmp_path / left).write_bytes(b"")
+    assert same_files(tmp_path, files) is (left == "vendor/x")  # a submodule: not looked into

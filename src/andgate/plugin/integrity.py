@@ -111,6 +111,9 @@ class Guard:
         if b"\r\n" in data:  # checked out with CRLF line ends from an LF blob
             load["blob_lf"] = blob_id(data.replace(b"\r\n", b"\n"), self.algorithm)
         load["how"] = how
+        real = self.relative(os.path.realpath(os.path.join(self.roots[0], rel)))
+        if real is not None and real != rel:  # through a symlinked folder or file
+            load["real"] = real
         load.update(loader or {})
         with _LOCK:
             self.loads.append(load)

@@ -30,7 +30,9 @@ class ExpectedTestSide:
     """What one trusted run may load from the test side."""
 
     tree: str  # the tree the run checked out, as messages name it ("base")
-    blobs: Mapping[str, str]  # each test-side Python file of that tree -> its blob id
+    # each Python file of that tree -> its blob id (a link's: what it leads to's); the
+    # test-side ones are what the plugin watches, the others what a link may lead to
+    blobs: Mapping[str, str]
     side: TestSide = field(default_factory=TestSide)
     # module names base's test side provides -> the test-side path providing each
     names: Mapping[str, str] = field(default_factory=dict)
@@ -40,7 +42,8 @@ class ExpectedTestSide:
 
     def spec(self) -> dict[str, Any]:
         """What the plugin is told (`plugin.integrity.install`)."""
-        return {"algorithm": self.algorithm, "test_files": sorted(self.blobs)}
+        test_files = sorted(p for p in self.blobs if self.side.holds(p))
+        return {"algorithm": self.algorithm, "test_files": test_files}
 
     def patched(self, worktree: Path, paths: Iterable[str]) -> ExpectedTestSide:
         """After a known-bad fixture was applied to the worktree (before any test ran
@@ -67,6 +70,7 @@ class Load:
     path: str
     blob: str
     blob_lf: str = ""  # of the bytes with CRLF line ends made LF (an eol checkout)
+    real: str = ""  # the file it leads to, when a symlink (a file or a folder) is on the way
     loader: str = ""  # a SourceFileLoader subclass that compiled it
     loader_path: str = ""  # the worktree file that subclass comes from
 
@@ -89,6 +93,7 @@ class Imported:
                     str(e["path"]),
                     str(e["blob"]),
                     str(e.get("blob_lf", "")),
+                    str(e.get("real", "")),
                     str(e.get("loader", "")),
                     str(e.get("loader_path", "")),
                 )
@@ -134,7 +139,7 @@ def _load_problem(load: Load, expected: ExpectedTestSide) -> str | None:
     if not expected.side.holds(load.path):
         taken = _taken_name(load.module, load.path, expected)
         return None if taken is None else f"from this production file; {taken}"
-    want = expected.blobs.get(load.path)
+    want = expected.blobs.get(load.path) or expected.blobs.get(load.real)
     if want is None:
         return f"from a test-side file {expected.tree} does not have: it was written during the run"
     if want not in (load.blob, load.blob_lf):
@@ -173,12 +178,12 @@ def expected_files(
     base_files: frozenset[str],
 ) -> ExpectedTestSide:
     """The test side a trusted run of a tree with these files may load: each
-    test-side Python file's blob (a symbolic link's: the blob of the file it leads
-    to, since Python reads through it)."""
+    Python file's blob (a symbolic link's: the blob of the file it leads to, since
+    Python reads through it)."""
     blobs: dict[str, str] = {}
     links: dict[str, str] = {}
     for path, entry in listing.items():
-        if path.endswith(".py") and side.holds(path):
+        if path.endswith(".py"):
             (links if entry.mode == SYMLINK_MODE else blobs)[path] = entry.sha
     if links:
         blobs.update(_through_links(git, listing, links))

@@ -17,7 +17,7 @@ from typing import Any
 
 from andgate.plugin.classify import ItemFacts
 from andgate.process.argv import EXIT_CANNOT_IMPORT
-from andgate.process.integrity import Imported, ExpectedTestSide, judge
+from andgate.process.integrity import ExpectedTestSide, Imported, judge
 from andgate.records import (
     ClassFacts,
     ItemResult,

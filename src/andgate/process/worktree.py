@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from andgate.errors import AndgateError, GitError
-from andgate.git import Git, decode_path
+from andgate.git import Git, TreeEntry, blob_id, decode_path
 from andgate.process.generated import NONE, Generated, copy_into
 from andgate.process.signals import deferred_signals
 
@@ -44,6 +44,7 @@ REPO_LOCK_WAIT = 150.0
 # is spent the remaining worktrees are removed from the filesystem only.
 REMOVE_TIMEOUT = 30.0
 CLOSE_BUDGET = 60.0
+SYMLINK_MODE = "120000"
 # How git looks at a worktree whatever the repository's config says: every file
 # is listed and stat'ed (no fsmonitor, untracked cache or sparse checkout), and a
 # change of ctime counts.
@@ -86,11 +87,16 @@ class Worktree:
         self._git("checkout", "--quiet", "--force", "--detach", commit)
         self._git("clean", "-ffdqx", *(() if verified else ("-e", "__pycache__")))
 
-    def differences(self, commit: str) -> list[str]:
+    def differences(self, commit: str, files: Mapping[str, TreeEntry] | None = None) -> list[str]:
         """What in the worktree is not `commit`: each tracked file whose bytes differ
         from the commit's, hashed (git's stat data would trust a rewrite that kept
-        a file's size and mtime), and each untracked file or folder, bytecode caches
-        included. Empty: the worktree is the commit, byte for byte."""
+        a file's size and mtime, and an entry marked skip-worktree), and each
+        untracked file or folder, bytecode caches included. Empty: the worktree is
+        the commit, byte for byte. `files`: the commit's listing, when known: each
+        file is hashed here first, and git asked only when something looks different
+        (it knows the checkout's conversions: `.gitattributes` eol rules, filters)."""
+        if files is not None and same_files(self.path, files):
+            return []
         self._git("read-tree", commit)  # an index with no stat data: every file is hashed
         status = self._git(*STATUS, check=False)
         if status.returncode != 0:
@@ -256,6 +262,8 @@ class WorktreePool:
         self._common_dir: Path | None = None
         # The check's log of worktree switches that found what code had left (logs/worktrees.log)
         self.journal: list[str] = []
+        # commit -> its files (the plan's listings): a verified switch hashes them itself
+        self.listings: dict[str, Mapping[str, TreeEntry]] = {}
 
     @contextmanager
     def lease(self, commit: str, *, verified: bool = False) -> Iterator[Worktree]:
@@ -276,7 +284,7 @@ class WorktreePool:
         worktree.checkout(commit, verified=verified)
         if not (verified and reused):
             return  # a worktree git just added is its commit
-        found = worktree.differences(commit)
+        found = worktree.differences(commit, self.listings.get(commit))
         if not found:
             return
         shown = "; ".join(found[:10]) + (f"; and {len(found) - 10} more" if len(found) > 10 else "")
@@ -359,6 +367,56 @@ def numstat_paths(raw: bytes) -> list[str]:
     """The paths of `git apply --numstat -z` output (`added TAB deleted TAB path NUL`;
     a rename names only its new path)."""
     return [decode_path(e.split(b"\t", 2)[2]) for e in raw.split(b"\0") if e.count(b"\t") >= 2]
+
+
+def same_files(root: Path, files: Mapping[str, TreeEntry]) -> bool:
+    """Whether the folder holds exactly these files (a commit's listing), byte for
+    byte, each with its executable bit, and nothing else but folders on their way
+    (and the worktree's `.git` file). Submodules are not looked into."""
+    folders = {""}
+    for path, entry in files.items():
+        if entry.kind != "blob":
+            folders.add(path)  # a submodule: its folder, whatever it holds
+            continue
+        if not _same_file(root / path, entry):
+            return False
+        parent = os.path.dirname(path)
+        while parent not in folders:
+            folders.add(parent)
+            parent = os.path.dirname(parent)
+    for here, dirs, names in os.walk(root):
+        rel = os.path.relpath(here, root)
+        rel = "" if rel == "." else rel
+        walk = []
+        for name in dirs:  # folders, and links to folders (never followed)
+            path = os.path.join(rel, name)
+            if path in folders and path not in files:
+                walk.append(name)
+            elif path not in files:
+                return False  # untracked (git tracks no empty folder)
+        dirs[:] = walk
+        if any(os.path.join(rel, n) not in files and (rel or n != ".git") for n in names):
+            return False
+    return True
+
+
+def _same_file(path: Path, entry: TreeEntry) -> bool:
+    """A file of the worktree is its tree entry: a link with its target, or a regular
+    file with its bytes and executable bit."""
+    try:
+        info = os.lstat(path)
+        if entry.mode == SYMLINK_MODE:
+            if not stat.S_ISLNK(info.st_mode):
+                return False
+            data = os.fsencode(os.readlink(path))
+        else:
+            executable = bool(info.st_mode & stat.S_IXUSR)
+            if not stat.S_ISREG(info.st_mode) or executable != (entry.mode == "100755"):
+                return False
+            data = path.read_bytes()
+    except OSError:
+        return False
+    return blob_id(data, entry.sha) == entry.sha
 
 
 def _inside(path: str, root: str) -> bool:

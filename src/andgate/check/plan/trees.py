@@ -52,8 +52,10 @@ class Plan:
     trusted_oracle_rules: Rules
     property_rules: Rules
     # Each tree a trusted run checks out (base, trusted, property) -> its test side:
-    # what such a run may load (`process.integrity`).
+    # what such a run may load (`process.integrity`), and its files: what a reused
+    # worktree must hold before such a run (`process.worktree.WorktreePool.listings`).
     test_side_files: Mapping[str, ExpectedTestSide] = field(default_factory=dict)
+    listings: Mapping[str, Mapping[str, TreeEntry]] = field(default_factory=dict)
 
 
 def listing(git: Git, commit: str) -> dict[str, TreeEntry]:
@@ -239,4 +241,5 @@ def make_plan(
             property_markers=frozenset(manifest.property.markers),
         ),
         test_side_files=test_side_files,
+        listings={commit: files for commit, (_, files) in trees.items()},
     )
