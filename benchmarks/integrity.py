@@ -50,10 +50,10 @@ if arm == "off":
 else:
     from andgate.process.worktree import Worktree
     differences = Worktree.differences
-    def timed_differences(self, commit):
+    def timed_differences(self, commit, files=None):
         t0 = time.perf_counter()
         try:
-            return differences(self, commit)
+            return differences(self, commit, files)
         finally:
             verifying[0] += 1
             verifying[1] += time.perf_counter() - t0

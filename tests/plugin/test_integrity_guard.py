@@ -82,6 +82,23 @@ def test_a_module_read_through_a_symlinked_folder_names_the_file_it_leads_to(
     )
 
 
+def test_a_module_loaded_before_the_guard_is_adopted_with_its_caches_looked_at(
+    worktree: Path,
+) -> None:
+    """An xdist worker imports its `-p` plugins before any hook of andgate's: a test-side
+    one is recorded with its file's bytes, and a cache code planted for it is found."""
+    source = worktree / "tests/guarded_early.py"
+    source.write_text("VALUE = 1\n")
+    importlib.import_module("guarded_early")
+    plant(source, "VALUE = 2\n")
+    report = guard(worktree, "tests/guarded_early.py").report()
+    assert [(x["module"], x["how"]) for x in report["loads"]] == [
+        ("guarded_early", integrity.BEFORE)
+    ]
+    assert report["unverified"] == []
+    assert [b["source"] for b in report["bytecode"]] == ["tests/guarded_early.py"]
+
+
 def test_modules_outside_the_worktree_are_not_its_business(worktree: Path) -> None:
     watch = guard(worktree)
     importlib.import_module("json.tool")

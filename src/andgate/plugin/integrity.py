@@ -55,6 +55,9 @@ _LOCK = threading.Lock()
 
 # pytest's rewritten-assert cache: `<stem>.<tag>-pytest-<version>.pyc` (PYC_TAIL).
 PYTEST_TAIL = getattr(rewrite, "PYC_TAIL", None)
+# Where `Guard.compiled` keeps the code each way of compiling gave: plain, rewritten.
+SLOTS = {"compiled": 1, "rewritten": 2}
+BEFORE = "loaded before the check began"
 
 
 def blob_id(data: bytes, algorithm: str) -> str:
@@ -103,7 +106,7 @@ class Guard:
         data: bytes,
         module: types.ModuleType | None,
         how: str,
-        code: types.CodeType,
+        code: types.CodeType | None,
         loader: dict[str, str] | None = None,
     ) -> None:
         """Record a module compiled from `data`, the bytes of worktree file `rel`."""
@@ -121,10 +124,33 @@ class Guard:
                 self.verified[id(module)] = (module, rel)
             if rel in self.test_files:
                 kept = self.compiled.setdefault(rel, [data, None, None, module_name])
-                kept[0], kept[3] = data, module_name
-                kept[1 if how == "compiled" else 2] = code
+                if kept[0] != data:
+                    kept[:] = [data, None, None, module_name]
+                kept[3] = module_name
+                if how in SLOTS:
+                    kept[SLOTS[how]] = code
         if rel in self.test_files:
             self.check_caches(rel)
+
+    def adopt_loaded(self) -> None:
+        """The worktree's modules loaded from source before the guard: an xdist
+        worker imports its `-p` plugins and entry points before any hook of andgate's
+        runs. Each is recorded with the bytes its file holds now and its caches are
+        looked at like the others' (none was there when the run started); one loaded
+        any other way is left for `report` to name."""
+        kinds = (importlib.machinery.SourceFileLoader, rewrite.AssertionRewritingHook)
+        for name, module in list(sys.modules.items()):
+            file = getattr(module, "__file__", None)
+            rel = self.relative(file) if isinstance(file, str) else None
+            loader = getattr(getattr(module, "__spec__", None), "loader", None)
+            if rel is None or not isinstance(loader, kinds):
+                continue
+            try:
+                with open(os.path.join(self.roots[0], rel), "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            self.compiled_from(name, rel, data, module, BEFORE, None)
 
     def loaded_unverified(self, module_name: str, rel: str, why: str) -> None:
         with _LOCK:
@@ -244,7 +270,7 @@ def _how_loaded(module: types.ModuleType) -> str:
     if kind is importlib.machinery.ExtensionFileLoader:
         return "as a compiled extension"
     if isinstance(loader, (importlib.machinery.SourceFileLoader, rewrite.AssertionRewritingHook)):
-        return "before andgate's check began, or as a module object it did not compile"
+        return "as a module object the check did not compile"
     return f"by the loader {kind.__module__}.{kind.__qualname__}"
 
 
@@ -339,8 +365,9 @@ def install(root: str, algorithm: str, test_files: Iterable[str]) -> Guard:
             hook.exec_module = _exec_rewritten  # type: ignore[method-assign]
             sourceless.get_code = _sourceless_get_code  # type: ignore[method-assign]
             extension.create_module = _create_extension  # type: ignore[method-assign]
-        _GUARD = Guard(root, algorithm, test_files)
-        return _GUARD
+        guard = _GUARD = Guard(root, algorithm, test_files)
+    guard.adopt_loaded()
+    return guard
 
 
 def current() -> Guard | None:
