@@ -157,10 +157,10 @@ def test_records_read_from_the_results_file() -> None:
 def test_a_known_bad_fixture_that_rewrites_a_test_side_file(tmp_path: Path) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests/test_a.py").write_bytes(b"patched\n")
-    after = files().patched(tmp_path, ["tests/test_a.py", "tests/support/approx.py", "pkg/x.py"])
+    after = files().patched(tmp_path, ["tests/test_a.py", "tests/support/approx.py", "x.txt"])
     assert after.blobs["tests/test_a.py"] == sha(b"patched\n")
     assert "tests/support/approx.py" not in after.blobs  # the fixture deleted it
-    assert "pkg/x.py" not in after.blobs
+    assert "x.txt" not in after.blobs
 
 
 class LinkGit:

@@ -70,3 +70,17 @@ def test_folders_that_are_no_identifiers_cannot_be_imported_by_name() -> None:
     assert "my-tests" not in found
     assert found["test_a"] == "my-tests/test_a.py"  # its own folder is a root
     assert found["tests"] == "tests"
+
+
+def test_the_scan_finds_a_production_file_taking_a_test_side_name_by_its_import_names() -> None:
+    """What the production scan's half of the check reads: the folders tests import
+    from, and the names a production path has under them."""
+    files = ["tests/support/approx.py", "tests/oracles/test_a.py", "tests/conftest.py"]
+    roots = test_names.sys_path_roots(files, SIDE.holds, import_roots=("tests",))
+    assert roots == {"", "tests", "tests/oracles"}
+    assert test_names.importable_as("support/__init__.py", roots) == ["support"]
+    assert test_names.importable_as("tests.py", roots) == ["tests"]
+    assert test_names.importable_as("src/pkg/core.py", roots) == ["src.pkg.core"]
+    taken = names(files, roots=("tests",))
+    assert {n for n in test_names.importable_as("support/approx.py", roots) if n in taken} == set()
+    assert "support" in taken  # its package is the name taken

@@ -47,10 +47,10 @@ class ExpectedTestSide:
 
     def patched(self, worktree: Path, paths: Iterable[str]) -> ExpectedTestSide:
         """After a known-bad fixture was applied to the worktree (before any test ran
-        in it): the test-side files it wrote have the bytes it gave them."""
+        in it): the Python files it wrote have the bytes it gave them."""
         blobs = dict(self.blobs)
         for path in paths:
-            if not (path.endswith(".py") and self.side.holds(path)):
+            if not path.endswith(".py"):
                 continue
             try:
                 blobs[path] = blob_id((worktree / path).read_bytes(), "0" * _HEX[self.algorithm])

@@ -22,7 +22,7 @@ from andgate.trust.pytest_config import (
     tree_runs_xdist,
     tree_testpaths,
 )
-from andgate.trust.test_names import test_side_names
+from andgate.trust.test_names import sys_path_roots, test_side_names
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,11 @@ class BaseConfig:
     known_bad: tuple[KnownBad, ...]
     test_side: TestSide = field(default_factory=TestSide)
     # The module names base's test side provides -> the test-side path providing each
-    # (`trust.test_names.test_side_names`): trusted runs import them from there only.
+    # (`trust.test_names.test_side_names`): trusted runs import them from there only;
+    # and the folders a test run imports from (`test_names.sys_path_roots`), under which
+    # a production path's names are `test_names.importable_as(path, test_roots)`.
     test_names: Mapping[str, str] = field(default_factory=dict)
+    test_roots: tuple[str, ...] = ()
 
     def live_freeze_ids(self, today: dt.date) -> tuple[str, ...]:
         return tuple(f.id for f in self.freezes.live(today))
@@ -76,7 +79,7 @@ def load_base_config(git: Git, base: str, manifest_path: str) -> BaseConfig:
     accepted = (
         accepted_invariants(invariants.decode("utf-8", "replace")) if invariants else frozenset()
     )
-    side, names = load_test_side(git, base, manifest)
+    side, names, roots = load_test_side(git, base, manifest)
     return BaseConfig(
         manifest=manifest,
         freezes=freezes,
@@ -85,16 +88,19 @@ def load_base_config(git: Git, base: str, manifest_path: str) -> BaseConfig:
         known_bad=known_bad_fixtures(git, base, manifest.known_bad_dir),
         test_side=side,
         test_names=names,
+        test_roots=roots,
     )
 
 
-def load_test_side(git: Git, commit: str, manifest: Manifest) -> tuple[TestSide, dict[str, str]]:
-    """The test side as `commit` defines it (contract section 2), and the module
-    names it provides (`test_names.test_side_names`)."""
+def load_test_side(
+    git: Git, commit: str, manifest: Manifest
+) -> tuple[TestSide, dict[str, str], tuple[str, ...]]:
+    """The test side as `commit` defines it (contract section 2), the module names it
+    provides (`test_names.test_side_names`) and the folders tests import from."""
     files = [e.path for e in git.ls_tree(commit) if e.kind == "blob"]
-    roots = {e.path: e.sha for e in git.ls_tree(commit, CANDIDATES) if e.kind == "blob"}
-    blobs = git.read_blobs(roots.values())
-    configs = {path: blobs.get(sha, b"") for path, sha in roots.items() if "/" not in path}
+    found = {e.path: e.sha for e in git.ls_tree(commit, CANDIDATES) if e.kind == "blob"}
+    blobs = git.read_blobs(found.values())
+    configs = {path: blobs.get(sha, b"") for path, sha in found.items() if "/" not in path}
     trusted_globs = (*manifest.oracle.globs, *manifest.property.globs)
     side = test_side(
         files,
@@ -102,13 +108,13 @@ def load_test_side(git: Git, commit: str, manifest: Manifest) -> tuple[TestSide,
         trusted_globs=trusted_globs,
         support_globs=manifest.test_support_globs,
     )
-    names = test_side_names(
-        files,
-        side.holds,
-        import_roots=(*tree_pythonpath(configs), *tree_testpaths(configs)),
-        collected=lambda path: matches(path, trusted_globs),
-    )
-    return side, names
+    import_roots = (*tree_pythonpath(configs), *tree_testpaths(configs))
+
+    def collected(path: str) -> bool:
+        return matches(path, trusted_globs)
+
+    names = test_side_names(files, side.holds, import_roots, collected)
+    return side, names, tuple(sorted(sys_path_roots(files, side.holds, import_roots, collected)))
 
 
 def known_bad_fixtures(git: Git, commit: str, folder: str) -> tuple[KnownBad, ...]:

@@ -35,18 +35,12 @@ def test_side_names(
     besides `conftest.py`, `test_*.py` and `*_test.py` (the oracle and property
     globs' files)."""
     python = sorted(p for p in paths if p.endswith(".py"))
-    packages = {posixpath.dirname(p) for p in python if posixpath.basename(p) == "__init__.py"}
     wholly: dict[str, bool] = {}  # folder -> every Python file below it is the test side
     for path in python:
         test = holds(path)
         for folder in _parents(path):
             wholly[folder] = wholly.get(folder, True) and test
-    roots = {""} | {r for r in map(_folder, import_roots) if r is not None}
-    roots |= {
-        import_root(p, packages)
-        for p in python
-        if holds(p) and (_collected_by_name(p) or collected(p))
-    }
+    roots = sys_path_roots(python, holds, import_roots, collected)
     names: dict[str, str] = {}
     for path in python:
         parts = path.split("/")
@@ -77,6 +71,44 @@ def _name_below(
         if holds(here) if last else wholly.get(here, False):
             names.setdefault(".".join(stems), here)
             return
+
+
+def sys_path_roots(
+    paths: Iterable[str],
+    holds: Callable[[str], bool],
+    import_roots: Iterable[str] = (),
+    collected: Callable[[str], bool] = lambda path: False,
+) -> set[str]:
+    """The folders of the tree a test run imports modules from (posix, "" for the
+    rootdir): the rootdir, `import_roots` inside it, and the import root of each
+    test-side file pytest imports by path (`import_root`)."""
+    python = [p for p in paths if p.endswith(".py")]
+    packages = {posixpath.dirname(p) for p in python if posixpath.basename(p) == "__init__.py"}
+    roots = {""} | {r for r in map(_folder, import_roots) if r is not None}
+    roots |= {
+        import_root(p, packages)
+        for p in python
+        if holds(p) and (_collected_by_name(p) or collected(p))
+    }
+    return roots
+
+
+def importable_as(path: str, roots: Iterable[str]) -> list[str]:
+    """The module names a file or folder of the tree is imported under from these
+    roots (`pkg/__init__.py` and `pkg` are `pkg`): what the production scan holds
+    against `test_side_names` to find a file that takes a test-side name."""
+    parts = path.removesuffix(".py").split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    names = []
+    for root in roots:
+        depth = len(root.split("/")) if root else 0
+        if root and parts[:depth] != root.split("/"):
+            continue
+        below = parts[depth:]
+        if below and all(part.isidentifier() for part in below):
+            names.append(".".join(below))
+    return sorted(set(names))
 
 
 def _collected_by_name(path: str) -> bool:
