@@ -104,13 +104,15 @@ os._exit(int(code))
 """
 
 
-def check(repo: Path, base: str, head: str, arm: str, root: Path, jobs: int) -> dict[str, Any]:
+def check(
+    repo: Path, base: str, head: str, arm: str, root: Path, jobs: int, extra: Sequence[str]
+) -> dict[str, Any]:
     artifacts = root / f"artifacts-{arm}"
     shutil.rmtree(artifacts, ignore_errors=True)
     out = root / f"gate-{arm}.json"
     argv = [sys.executable, "-c", WRAPPER, arm, str(out), "check", "--base", base]
     argv += ["--head", head, "--jobs", str(jobs), "--today", TODAY]
-    argv += ["--artifacts", str(artifacts), "--quiet", "--no-discrimination"]
+    argv += ["--artifacts", str(artifacts), "--quiet", *extra]
     cache = Path(tempfile.mkdtemp(prefix="killers-", dir=root))  # a cold killer cache
     result: Timed = timed(argv, repo, gate_env(root, cache))
     verdict = json.loads((artifacts / "verdict.json").read_text(encoding="utf-8"))
@@ -125,16 +127,18 @@ def check(repo: Path, base: str, head: str, arm: str, root: Path, jobs: int) -> 
     return run
 
 
-def measure_checks(repo: Any, ks: Sequence[int], rounds: int, root: Path, jobs: int) -> dict:
+def measure_checks(
+    repo: Any, ks: Sequence[int], rounds: int, root: Path, jobs: int, extra: Sequence[str]
+) -> dict:
     samples: dict[int, dict[str, list[dict[str, Any]]]] = {k: {"off": [], "on": []} for k in ks}
     for k in ks:  # a warm-up of each arm: site-packages' and andgate's bytecode
         for arm in ("off", "on"):
-            check(repo.path, *repo.pairs[k], arm, root, jobs)
+            check(repo.path, *repo.pairs[k], arm, root, jobs, extra)
     for round_ in range(rounds):
         order = ("off", "on") if round_ % 2 == 0 else ("on", "off")
         for k in ks:
             for arm in order:
-                run = check(repo.path, *repo.pairs[k], arm, root, jobs)
+                run = check(repo.path, *repo.pairs[k], arm, root, jobs, extra)
                 samples[k][arm].append(run)
                 log(
                     f"check round {round_ + 1}/{rounds} K={k} {arm:>3}: {run['seconds']:.2f} s "
@@ -234,6 +238,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ks", default="0,4")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="the small repository, 1 round")
+    parser.add_argument(
+        "--discrimination",
+        action="store_true",
+        help="checks as `check` runs by default (else --no-discrimination: a shorter check, "
+        "so a larger share for the checks measured)",
+    )
+    parser.add_argument("--no-process", action="store_true", help="skip the one-process runs")
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--out", type=Path, default=HERE / "integrity.json")
     args = parser.parse_args(argv)
@@ -242,8 +253,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     root = Path(tempfile.mkdtemp(prefix="andgate-integrity-bench-"))
     try:
         repo = build_repo(root / "repo", QUICK if args.quick else FULL, ks)
-        process = measure_process(repo, ks[0], 3 if args.quick else args.process_rounds, root)
-        checks = measure_checks(repo, ks, rounds, root, args.jobs)
+        process = {}
+        if not args.no_process:
+            process = measure_process(repo, ks[0], 3 if args.quick else args.process_rounds, root)
+        extra = () if args.discrimination else ("--no-discrimination",)
+        checks = measure_checks(repo, ks, rounds, root, args.jobs, extra)
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
@@ -253,6 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "load": os.getloadavg(),
         "rounds": rounds,
         "jobs": args.jobs,
+        "discrimination": args.discrimination,
         "checks": checks,
         "one_process": process,
     }

@@ -188,6 +188,24 @@ def test_bytecode_without_its_source_is_recorded_unverified(worktree: Path) -> N
     ]
 
 
+def test_a_module_executed_before_it_was_put_in_sys_modules_is_no_finding(
+    worktree: Path,
+) -> None:
+    """Test helpers load data modules with `spec_from_file_location`, `exec_module`,
+    then `sys.modules[...] = module`: compiled through the guard all the same."""
+    source = worktree / "tests/guarded_data.py"
+    source.write_text("VALUE = 5\n")
+    watch = guard(worktree, "tests/guarded_data.py")
+    spec = importlib.util.spec_from_file_location("guarded_data", source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules["guarded_data"] = module
+    report = watch.report()
+    assert [x["path"] for x in report["loads"]] == ["tests/guarded_data.py"]
+    assert report["unverified"] == []
+
+
 def test_a_module_object_the_guard_did_not_compile_is_recorded(worktree: Path) -> None:
     watch = guard(worktree)
     module = type(sys)("guarded_forged")

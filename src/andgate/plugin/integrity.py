@@ -81,7 +81,8 @@ class Guard:
         self.bytecode: dict[str, dict[str, str]] = {}
         # id(module) -> (module, path): which module objects this guard compiled
         self.verified: dict[int, tuple[types.ModuleType, str]] = {}
-        # path -> (bytes, plain code, rewritten code): what a cache must hold
+        self.paths: set[str] = set()  # every file it compiled
+        # path -> [bytes, plain code, rewritten code, module]: what its caches must hold
         self.compiled: dict[str, list[Any]] = {}
         self.seen_unverified: set[tuple[str, str]] = set()
 
@@ -120,6 +121,7 @@ class Guard:
         load.update(loader or {})
         with _LOCK:
             self.loads.append(load)
+            self.paths.add(rel)
             if module is not None:
                 self.verified[id(module)] = (module, rel)
             if rel in self.test_files:
@@ -138,12 +140,10 @@ class Guard:
         runs. Each is recorded with the bytes its file holds now and its caches are
         looked at like the others' (none was there when the run started); one loaded
         any other way is left for `report` to name."""
-        kinds = (importlib.machinery.SourceFileLoader, rewrite.AssertionRewritingHook)
         for name, module in list(sys.modules.items()):
             file = getattr(module, "__file__", None)
             rel = self.relative(file) if isinstance(file, str) else None
-            loader = getattr(getattr(module, "__spec__", None), "loader", None)
-            if rel is None or not isinstance(loader, kinds):
+            if rel is None or not _from_source(module):
                 continue
             try:
                 with open(os.path.join(self.roots[0], rel), "rb") as fh:
@@ -222,6 +222,8 @@ class Guard:
             known = self.verified.get(id(module))
             if known is not None and known[0] is module and known[1] == rel:
                 continue
+            if rel in self.paths and _from_source(module):
+                continue  # `exec_module` on a module it had not put in sys.modules first
             self.loaded_unverified(name, rel, _how_loaded(module))
         with _LOCK:
             return {
@@ -257,6 +259,13 @@ def cache_files(source: str) -> list[tuple[str, str, int]]:
             elif PYTEST_TAIL is not None and f".{middle}.pyc" == PYTEST_TAIL:
                 found.append((os.path.join(place, entry), "pytest", -1))
     return found
+
+
+def _from_source(module: types.ModuleType) -> bool:
+    """Loaded by a loader whose compiling goes through the guard."""
+    loader = getattr(getattr(module, "__spec__", None), "loader", None)
+    kinds = (importlib.machinery.SourceFileLoader, rewrite.AssertionRewritingHook)
+    return isinstance(loader, kinds)
 
 
 def _how_loaded(module: types.ModuleType) -> str:
