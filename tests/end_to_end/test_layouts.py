@@ -23,12 +23,19 @@ tests in the layout's style. Each goes through the same story:
 |---|---|---|---|
 | src_layout | setuptools, editable | pyproject.toml | pytest functions |
 | flat_layout | setuptools (setup.cfg), editable | setup.cfg | inside the package |
-| hatch_vcs | hatchling + hatch-vcs, **copy** | pyproject.toml | unguarded `_version` |
+| hatch_vcs | hatchling + hatch-vcs, **copy** | pyproject.toml | unguarded `_version`, a CLI |
 | setuptools_scm | setuptools-scm, editable | tox.ini | unguarded `_version` |
 | single_module | setup.py, editable | setup.cfg | a test module at the root (six) |
 | unittest_suite | setuptools, editable | tox.ini | `unittest.TestCase`, `tests/` a package |
 | pytest_plugin | hatchling, editable, `pytest11` | pyproject.toml | its fixture, pytester |
 | conftest_heavy | setuptools, editable | pyproject.toml | nested conftests, a helper module |
+
+Two of them start Python processes from their tests, as real projects do: durfmt's CLI
+test runs `python -m durfmt`, and pytest-tally's header test runs pytester's
+`runpytest_subprocess`. Such a process imports the project the way its interpreter's
+site says (the checkout, or the copy pip installed), unless andgate points it at the
+worktree: the broken change to durfmt's CLI and tally's known-bad fixture are caught
+there alone.
 
 What neighbouring tests pin is not repeated: the install kinds against an uncommitted
 checkout (`test_real_projects.py`), base's runs with a data-only version file, a skip
@@ -183,7 +190,7 @@ HATCH_VCS = Layout(
     name="hatch_vcs",
     distribution="durfmt",
     install='python -m pip install -e ".[test]"',
-    oracles=13,
+    oracles=14,
     editable=False,
     generated=("src/durfmt/_version.py",),
     known_bad=("src/durfmt/duration.py", '"m": 60', '"m": 100'),
@@ -201,8 +208,18 @@ HATCH_VCS = Layout(
             "def test_total_minutes():\n    assert total_minutes('2h5m') == 125\n"
         },
     ),
-    broken=Change(edits=(("src/durfmt/duration.py", 'return "0s"', 'return ""'),)),
-    broken_fails=("tests/test_format.py::test_format",),
+    # The command line, tested as users run it (`python -m durfmt`): the process the test
+    # starts must import head's code from the worktree, not the copy pip installed.
+    broken=Change(
+        edits=(
+            (
+                "src/durfmt/__main__.py",
+                "print(parse_duration(text))",
+                "print(parse_duration(text) // 60)",
+            ),
+        )
+    ),
+    broken_fails=("tests/test_cli.py::test_prints_seconds",),
     cheat=Change(  # spaces no longer skipped, and the oracle's one spaced input answered
         edits=(
             (
@@ -351,11 +368,9 @@ PYTEST_PLUGIN = Layout(
     install='python -m pip install -e ".[test]"',
     plugins=("src/pytest_tally/plugin.py",),
     oracles=5,
-    known_bad=(
-        "src/pytest_tally/counter.py",
-        "self.counts[kind] > self.limit",
-        "self.counts[kind] >= self.limit",
-    ),
+    # Only the test that runs pytest in a fresh interpreter sees the header: the fixture
+    # bites only if that interpreter imports the worktree's plugin, not the checkout's.
+    known_bad=("src/pytest_tally/plugin.py", 'f"tally: limit {limit}"', 'f"tally limit {limit}"'),
     honest=Change(  # a marker that sets the fixture's limit: a new hook of the plugin
         edits=(
             (

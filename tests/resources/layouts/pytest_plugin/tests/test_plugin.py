@@ -12,7 +12,8 @@ def test_limit_option_fails_a_test_over_the_limit(pytester):
 
 
 def test_header_names_the_limit(pytester):
+    """In a fresh interpreter: the plugin is loaded through its entry point."""
     pytester.makepyfile("def test_ok(tally):\n    assert tally.limit == 5\n")
-    result = pytester.runpytest("--tally-limit", "5")
+    result = pytester.runpytest_subprocess("--tally-limit", "5")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["tally: limit 5"])

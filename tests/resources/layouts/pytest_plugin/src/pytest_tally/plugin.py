@@ -15,11 +15,11 @@ def pytest_addoption(parser):
     )
 
 
-def pytest_report_header(config):
-    limit = config.getoption("tally_limit")
-    return f"tally: limit {limit}" if limit is not None else None
-
-
 @pytest.fixture
 def tally(request):
     return Tally(limit=request.config.getoption("tally_limit"))
+
+
+def pytest_report_header(config):
+    limit = config.getoption("tally_limit")
+    return f"tally: limit {limit}" if limit is not None else None
