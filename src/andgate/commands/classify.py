@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from andgate.check.inventory.items import COUNT_KEYS, Record, counts, ineffective_freezes
+from andgate.check.inventory.items import COUNT_KEYS, counts, ineffective_freezes
 from andgate.commands.common import (
     Collected,
     Target,
@@ -33,7 +33,7 @@ from andgate.exitcodes import ClassifyExit
 from andgate.plugin.classify import freeze_matches
 from andgate.process.requests import DEFAULT_TIMEOUT
 from andgate.process.results import collection_error_line
-from andgate.records import TrustClass
+from andgate.records import InventoryRecord, TrustClass
 from andgate.trust.config import BaseConfig
 
 EXIT_OK, EXIT_EXPIRED, EXIT_NO_ORACLE, EXIT_INVALID = (
@@ -157,7 +157,7 @@ def _render(target: Target, collected: Collected, findings: Findings, today: dt.
     return "\n".join(lines) + "\n"
 
 
-def _counttable(records: tuple[Record, ...]) -> list[str]:
+def _counttable(records: tuple[InventoryRecord, ...]) -> list[str]:
     items = Counter(r.cls for r in records)
     files: dict[str, set[str]] = defaultdict(set)
     for r in records:
@@ -167,7 +167,7 @@ def _counttable(records: tuple[Record, ...]) -> list[str]:
     return [f"  {a:<14}{b:>6}{c:>7}" for a, b, c in rows]
 
 
-def _by_file(records: tuple[Record, ...], cls: TrustClass) -> list[str]:
+def _by_file(records: tuple[InventoryRecord, ...], cls: TrustClass) -> list[str]:
     per_file = Counter(r.facts.path for r in records if r.cls == cls)
     if not per_file:
         return [f"{cls.value}: none", ""]
@@ -177,7 +177,7 @@ def _by_file(records: tuple[Record, ...], cls: TrustClass) -> list[str]:
     return [heading, *table([(p, str(n)) for p, n in sorted(per_file.items())]), ""]
 
 
-def _frozen(records: tuple[Record, ...], config: BaseConfig, today: dt.date) -> list[str]:
+def _frozen(records: tuple[InventoryRecord, ...], config: BaseConfig, today: dt.date) -> list[str]:
     frozen = [r for r in records if r.cls == TrustClass.FROZEN_FLAKE]
     if not frozen:
         return []
@@ -191,7 +191,7 @@ def _frozen(records: tuple[Record, ...], config: BaseConfig, today: dt.date) -> 
     return [f"frozen_flake: {plural(len(frozen), 'item')} (outcome ignored)", *table(rows), ""]
 
 
-def _untrusted(records: tuple[Record, ...]) -> list[str]:
+def _untrusted(records: tuple[InventoryRecord, ...]) -> list[str]:
     """Grouped by file and reason: a large suite's untrusted class stays readable."""
     groups = Counter((r.facts.path, r.why) for r in records if r.cls == TrustClass.UNTRUSTED)
     if not groups:
@@ -219,7 +219,7 @@ def _problems(findings: Findings) -> list[str]:
     return lines
 
 
-def _would_block(config: BaseConfig, records: tuple[Record, ...]) -> list[str]:
+def _would_block(config: BaseConfig, records: tuple[InventoryRecord, ...]) -> list[str]:
     """What `check` would block on with this inventory, beyond the exit code's cases."""
     manifest, found = config.manifest, []
     has_property = any(r.cls == TrustClass.PROPERTY for r in records)

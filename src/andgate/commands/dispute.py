@@ -18,7 +18,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from andgate.check.inventory.items import Record
 from andgate.commands.common import (
     Target,
     collect_inventory,
@@ -32,7 +31,7 @@ from andgate.exitcodes import DisputeExit
 from andgate.git import Git
 from andgate.process.generated import read_generated
 from andgate.process.requests import DEFAULT_TIMEOUT
-from andgate.records import TrustClass
+from andgate.records import InventoryRecord, TrustClass
 from andgate.trust.config import BaseConfig, load_base_config
 from andgate.trust.disputes import (
     MAX_REASON,
@@ -142,7 +141,7 @@ def _checked_input(nodeid: str, reason: str) -> DisputeEntry:
 
 def _oracle_item_at(
     git: Git, base: Base, config: BaseConfig, nodeid: str, timeout: float
-) -> Record:
+) -> InventoryRecord:
     """The one oracle item base collects under this exact node id, else a refusal
     that says what the id is instead."""
     # base's tree as committed, installed project redirected, and as check's runs of

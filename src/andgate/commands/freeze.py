@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from andgate.check.inventory.items import Record
 from andgate.commands.common import (
     collect_inventory,
     open_repo,
@@ -34,7 +33,7 @@ from andgate.exitcodes import FreezeExit
 from andgate.git import Git
 from andgate.plugin.classify import classify_item, freeze_matches
 from andgate.process.requests import DEFAULT_TIMEOUT
-from andgate.records import TrustClass
+from andgate.records import InventoryRecord, TrustClass
 from andgate.trust.freeze import Freeze, FreezeSet, parse_freezes
 from andgate.trust.freeze_edit import add_entry, remove_entries
 from andgate.trust.manifest import Manifest, load_yaml
@@ -204,7 +203,7 @@ def _raw_ids(ff: FreezeFile) -> list[str]:
 
 def _frozen_items(
     git: Git, freeze_id: str, manifest: str, today: dt.date, timeout: float
-) -> list[Record]:
+) -> list[InventoryRecord]:
     """The items the new freeze would freeze at HEAD; refuse one that freezes none."""
     config = worktree_config(git.repo, manifest)
     target = replace(open_target(git.repo, manifest, None), config=config)
