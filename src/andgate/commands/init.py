@@ -12,6 +12,7 @@ Exit codes: 0 done (even when every file already existed), 2 could not write.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import configparser
 import re
@@ -23,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from andgate import writer
+from andgate.commands import options
 from andgate.commands.agents import HINT as AGENTS_HINT
 from andgate.commands.agents import add_agent_block
 from andgate.commands.common import open_repo, plural, read_file
@@ -31,14 +33,13 @@ from andgate.commands.xfails import FIX as XFAIL_FIX
 from andgate.commands.xfails import WHY as XFAIL_WHY
 from andgate.commands.xfails import Xfail, xfails_in
 from andgate.errors import AndgateError, ManifestError
-from andgate.exitcodes import InitExit
+from andgate.exitcodes import Exit
 from andgate.git import Git, decode_path
 from andgate.trust import project_plugins, pytest_config
 from andgate.trust.freeze_edit import yaml_string
 from andgate.trust.manifest import DEFAULT_MANIFEST, Manifest, parse_manifest
 from andgate.trust.paths import is_under
 
-EXIT_OK = InitExit.OK
 MARKER_NAME = re.compile(r"\s*([A-Za-z_]\w*)")
 ORACLE_HINTS = ("oracle", "golden", "regression", "acceptance", "contract", "snapshot", "example")
 PROPERTY_HINTS = ("propert", "hypothesis", "fuzz", "seed")
@@ -141,7 +142,33 @@ def run_init(
         (created if _create(root, rel, text) else skipped).append(rel)
     print(_report(root, layout, survey, created, skipped), end="")
     print(add_agent_block(root, agents, layout.manifest) if agents else AGENTS_HINT)
-    return EXIT_OK
+    return Exit.OK
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Write the manifest, oracle and known-bad folders, INVARIANTS.md, the freeze file and "
+        "an empty lock; suggest globs for existing test folders and markers. Never "
+        "overwrites a file. Exit 0 done, 2 could not write."
+    )
+    options.add_repo(parser)
+    options.add_manifest(parser)
+    parser.add_argument(
+        "--github",
+        action="store_true",
+        help="also write .github/workflows/andgate.yml (the secure pull-request workflow)",
+    )
+    parser.add_argument(
+        "--agents",
+        metavar="FILE",
+        help="add a short block to the agent instruction file FILE (e.g. AGENTS.md): never "
+        "edit oracle tests; if one contradicts the task, run `andgate dispute` and stop",
+    )
+    options.handled_by(parser, _init)
+
+
+def _init(args: argparse.Namespace) -> int:
+    return run_init(args.repo, manifest=args.manifest, github=args.github, agents=args.agents)
 
 
 def _existing_manifest(root: Path, path: str) -> Manifest | None:
