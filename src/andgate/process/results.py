@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from andgate.plugin.classify import ItemFacts
 from andgate.process.argv import EXIT_CANNOT_IMPORT
 from andgate.process.integrity import ExpectedTestSide, Imported, judge
 from andgate.records import (
     ClassFacts,
+    ItemFacts,
     ItemResult,
     Outcome,
     Role,
