@@ -34,6 +34,7 @@ from andgate.records import (
     PropertyFacts,
     Reason,
     ReplayStatus,
+    Tampering,
     Unpinned,
     Warning_,
 )
@@ -85,6 +86,20 @@ def authorship_findings(facts: ChangeFacts) -> list[Finding]:
             for d in facts.suspicious
         ]
     return found
+
+
+def tampering_findings(tampered: Sequence[Tampering]) -> list[Finding]:
+    """A trusted run that loaded test-side code other than its tree's: production
+    code reached into it. No approval lifts it: an owner can vouch for production
+    code, not make what ran base's tests."""
+    return [
+        _f(
+            Reason.PRODUCTION_SUSPICIOUS,
+            f"{t.detail}; the {t.run} run's results do not count",
+            t.bit,
+        )
+        for t in tampered
+    ]
 
 
 def _unapproved_trust_root(facts: ChangeFacts) -> list[Finding]:
@@ -410,6 +425,7 @@ def decide(facts: Facts) -> Verdict:
     if facts.manifest_error is not None:
         findings.append(_f(Reason.MANIFEST_INVALID, facts.manifest_error))
     findings += [_f(Reason.GATE_ERROR, e) for e in facts.gate_errors]
+    findings += tampering_findings(facts.tampered)
     disputes = facts.disputes or DisputeFacts()
     disputed = {d.nodeid: d for d in disputes.disputes if d.oracle_at_base}
     phases = (

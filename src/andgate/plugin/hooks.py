@@ -43,7 +43,7 @@ from typing import Any
 
 import pytest
 
-from andgate.plugin import isolation, redirect
+from andgate.plugin import integrity, isolation, redirect
 from andgate.plugin.classify import Rules, classify_item
 from andgate.plugin.shard import owns
 from andgate.records import XDIST_COLLECTIONS_DIFFER, ItemFacts, Role, TrustClass
@@ -84,10 +84,14 @@ def _read_spec(spec_path: str) -> dict[str, Any]:
 
 
 def redirect_imports(spec_path: str) -> None:
-    """Point imports of the project at this process's worktree (see `redirect`)."""
+    """Point imports of the project at this process's worktree (see `redirect`) and,
+    in a trusted run, compile its files only from bytes it read (see `integrity`)."""
     spec = _read_spec(spec_path)
     if spec.get("checkout"):
         redirect.apply(spec["checkout"], spec["root"], spec.get("project", {}).get("roots", ()))
+    guarded = spec.get("integrity")
+    if guarded is not None:
+        integrity.install(spec["root"], guarded["algorithm"], guarded["test_files"])
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -163,6 +167,12 @@ class Recorder:
         self.collection_errors: dict[str, str] = {}
         self.foreign: set[str] = set()
         self.unscanned: list[dict[str, str]] = []
+        # What a trusted run compiled from its worktree (None: not a trusted run), and
+        # its xdist workers' records.
+        self.guard = integrity.current() if spec.get("integrity") is not None else None
+        if self.guard is not None:
+            self.guard.config = config
+        self.imported: list[dict[str, list[dict[str, str]]]] = []
         # A file's items share its path: resolve it once (`Path.resolve` stats every
         # component; 51,524 items of packaging's test_version.py paid ~3 s for it).
         self.relative_paths: dict[str, str | None] = {}
@@ -396,6 +406,8 @@ class Recorder:
             self.collection_errors.setdefault(nodeid, message)
         self.foreign.update(worker["foreign"])
         self.unscanned += worker.get("unscanned", [])
+        if worker.get("integrity") is not None:
+            self.imported.append(worker["integrity"])
 
     def pytest_report_header(self, config: pytest.Config) -> str:
         seed = getattr(config.option, "hypothesis_seed", None)
@@ -419,6 +431,8 @@ class Recorder:
             )
             self.foreign.update(found)
         self.unscanned += redirect.unscanned_modules(str(self.root))
+        if self.guard is not None:
+            self.imported.append(self.guard.report())
         if self.is_worker:
             # pytest-xdist gives a worker's config its workeroutput dict.
             workeroutput: dict[str, str] = self.config.workeroutput  # type: ignore[attr-defined]
@@ -436,6 +450,7 @@ class Recorder:
             ],
             "foreign_imports": sorted(self.foreign),
             "unscanned_imports": self.unscanned,
+            "integrity": None if self.guard is None else integrity.merge(self.imported),
             "hypothesis_seed": getattr(self.config.option, "hypothesis_seed", None),
             "pytest_version": pytest.__version__,
         }
@@ -455,6 +470,7 @@ class Recorder:
             "collection_errors": self.collection_errors,
             "foreign": sorted(self.foreign),
             "unscanned": self.unscanned,
+            "integrity": None if self.guard is None else self.imported[-1],
         }
 
 

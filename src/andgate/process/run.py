@@ -99,6 +99,7 @@ def run_pytest(
         "only_items": None if request.only_items is None else list(request.only_items),
         "skip_items": list(request.skip_items),
         "item_timeout": request.item_limit,
+        "integrity": None if request.integrity is None else request.integrity.spec(),
     }
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     args = pytest_argv(request, spec_path, junit, worktree, config_file(worktree, scratch))
@@ -132,7 +133,9 @@ def run_pytest(
             f"during the run, so its exit status is unknown: {log_tail(log)}"
         )
         return RunResult(request.label, None, seconds, error=error, log=log, junit=junit)
-    result = read_results(request.label, code, seconds, results, log, junit)
+    result = read_results(
+        request.label, code, seconds, results, log, junit, expected=request.integrity
+    )
     if not request.xdist_off and _xdist_collections_differ(result):
         # The contract: whatever the config loads, the same per-item facts as without
         # it. Here xdist ran nothing, because its workers collected different items;

@@ -171,7 +171,7 @@ def _replay_tasks(
                 index,
                 pool=ctx.pool,
                 commit=plan.trusted,
-                oracle_request=request,
+                oracle_request=ctx.trusted(request, plan.trusted),
                 scratch=ctx.scratch,
                 timeout=ctx.timeout,
                 cache=KillerCache(ctx.cache_dir),

@@ -114,10 +114,13 @@ def replay_fixture(
         return ReplayFacts(fixture.name, applied=False, problem=refused)
     patch = scratch / f"known-bad-{index}.patch"
     patch.write_bytes(fixture.patch)
-    with pool.lease(commit) as worktree:
+    with pool.lease(commit, verified=oracle_request.integrity is not None) as worktree:
         problem = worktree.apply_patch(patch)
         if problem is not None:
             return ReplayFacts(fixture.name, applied=False, problem=_explain(problem))
+        if oracle_request.integrity is not None:  # the test-side files it rewrote, as it did
+            expected = oracle_request.integrity.patched(worktree.path, worktree.patched)
+            oracle_request = replace(oracle_request, integrity=expected)
         return replay_applied(
             fixture,
             index,
@@ -222,15 +225,25 @@ def _run(
 ) -> ReplayFacts:
     result = run_pytest(request, worktree, scratch, timeout)
     seconds = result.seconds + (spent.seconds if spent else 0.0)
+    # A run that loaded test-side code other than the tree's counts for nothing, and
+    # neither does the replay it is part of (`records.Tampering`).
+    tampered = tuple(dict.fromkeys((*(spent.tampered if spent else ()), *result.tampered)))
     if result.error:
-        return ReplayFacts(fixture.name, applied=True, error=result.error, seconds=seconds)
+        return ReplayFacts(
+            fixture.name, applied=True, error=result.error, seconds=seconds, tampered=tampered
+        )
     failed = [
         i.facts.nodeid for i in result.selected("oracle") if result.outcome(i.facts.nodeid) in BITES
     ]
     timed_out = tuple(n for n in failed if result.reports.get(n, {}).get("timeout") is not None)
     failed += [f"{COLLECTION_ERROR}{nodeid}" for nodeid, _ in result.collection_errors]
     return ReplayFacts(
-        fixture.name, applied=True, failed=tuple(failed), seconds=seconds, timed_out=timed_out
+        fixture.name,
+        applied=True,
+        failed=tuple(failed),
+        seconds=seconds,
+        timed_out=timed_out,
+        tampered=tampered,
     )
 
 
@@ -312,6 +325,7 @@ def _confirm_timeouts(
             f"({', '.join(set_aside)}); raise --item-timeout or give the runner more room"
         ),
         seconds=facts.seconds,
+        tampered=facts.tampered,
     )
 
 
