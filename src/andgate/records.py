@@ -263,6 +263,10 @@ class ReplayFacts:
     error: str | None = None
     seconds: float = 0.0
     timed_out: tuple[str, ...] = ()  # of `failed`, those that ran past their limit
+    # Oracle items not run: they timed out on head without the fixture, so they prove
+    # nothing here (`check.oracle.replay._Replay.run`).
+    hung_on_head: tuple[str, ...] = ()
+    waited: float = 0.0  # seconds spent on items that ran past their limit
 
     @property
     def status(self) -> ReplayStatus:

@@ -161,6 +161,7 @@ def replay_to_json(replay: ReplayFacts) -> dict[str, Any]:
         "problem": replay.problem,
         "error": replay.error,
         "seconds": replay.seconds,
+        "hung_on_head": list(replay.hung_on_head),
     }
 
 
@@ -172,6 +173,7 @@ def replay_from_json(data: Mapping[str, Any]) -> ReplayFacts:
         problem=str(data["problem"]),
         error=None if data["error"] is None else str(data["error"]),
         seconds=float(data["seconds"]),
+        hung_on_head=tuple(str(n) for n in data.get("hung_on_head", ())),
     )
 
 
