@@ -238,6 +238,7 @@ def test_a_breakage_run_that_ends_in_an_error_counts_as_not_tried(tmp_path, monk
     from types import SimpleNamespace
 
     from andgate.check.discrimination import phase as discrimination
+    from andgate.process.requests import RunEnvironment
     from andgate.process.results import RunResult
 
     worktree = SimpleNamespace(path=tmp_path, apply_patch=lambda patch: None)
@@ -245,7 +246,7 @@ def test_a_breakage_run_that_ends_in_an_error_counts_as_not_tried(tmp_path, monk
         scratch=tmp_path,
         timeout=60,
         plan=SimpleNamespace(head="h" * 40, head_rules=None),
-        state=SimpleNamespace(environment=None),
+        state=SimpleNamespace(environment=RunEnvironment()),
         pool=SimpleNamespace(lease=lambda commit: contextlib.nullcontext(worktree)),
     )
     crashed = RunResult("discrimination 0", None, 0.1, error="no results file")
