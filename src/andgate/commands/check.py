@@ -12,7 +12,6 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from andgate.errors import BadInput
 from andgate.report.console import print_verdict, publish_to_github
 
 if TYPE_CHECKING:  # the check's modules load only when a check runs
@@ -29,6 +28,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from andgate.check.cache import default_cache_dir
     from andgate.check.options import CheckOptions
     from andgate.check.pipeline import run_check
+    from andgate.commands.common import item_limit
     from andgate.report.progress import Progress
     from andgate.trust.github import names_from_env
 
@@ -44,7 +44,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         artifacts=args.artifacts,
         jobs=args.jobs,
         timeout=args.timeout,
-        item_timeout=_item_timeout(args),
+        item_timeout=item_limit(args),
         hypothesis_seed=args.hypothesis_seed,
         cache_dir=None if args.no_cache else default_cache_dir(),
         progress=Progress(sys.stderr, quiet=args.quiet),
@@ -80,15 +80,6 @@ def workflow_commands_stopped() -> Iterator[None]:
         yield
     finally:
         print(end, file=sys.stderr, flush=True)
-
-
-def _item_timeout(args: argparse.Namespace) -> float:
-    if args.item_timeout < args.item_timeout_floor:
-        raise BadInput(
-            f"--item-timeout {args.item_timeout:g}: at least {args.item_timeout_floor:g} s, "
-            "so that a loaded CI machine does not fail honest items; raise it"
-        )
-    return float(args.item_timeout)
 
 
 def _run_shard(opts: CheckOptions) -> int:

@@ -364,6 +364,18 @@ def _add_replay_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ign
         help="pytest processes to run at once (default: $ANDGATE_JOBS, else the number of CPUs)",
     )
     _add_timeout(parser)
+    _add_item_timeout(parser)
+
+
+def _add_item_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--item-timeout",
+        type=_positive_float,
+        default=DEFAULT_ITEM_TIMEOUT,
+        metavar="S",
+        help=f"limit for each test item in seconds, at least {ITEM_TIMEOUT_FLOOR:.0f} "
+        f"(default: {DEFAULT_ITEM_TIMEOUT:.0f})",
+    )
 
 
 def _add_lock(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -597,6 +609,7 @@ def _add_known_bad(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
             metavar="S",
             help="limit for each pytest process in seconds (default: 300)",
         )
+        _add_item_timeout(action)
         action.add_argument(
             "--no-cache",
             action="store_true",
@@ -625,10 +638,16 @@ def cmd_classify(args: argparse.Namespace) -> int:
 
 
 def cmd_replay_known_bad(args: argparse.Namespace) -> int:
+    from andgate.commands.common import item_limit
     from andgate.commands.replay_known_bad import run_replay_known_bad
 
     return run_replay_known_bad(
-        args.repo, manifest=args.manifest, jobs=args.jobs, timeout=args.timeout, rev=args.rev
+        args.repo,
+        manifest=args.manifest,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        rev=args.rev,
+        item_timeout=item_limit(args),
     )
 
 
@@ -693,6 +712,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_known_bad(args: argparse.Namespace) -> int:
     from andgate.check.cache import default_cache_dir
     from andgate.commands import known_bad
+    from andgate.commands.common import item_limit
 
     common = {
         "manifest": args.manifest,
@@ -702,6 +722,7 @@ def cmd_known_bad(args: argparse.Namespace) -> int:
         "timeout": args.timeout,
         "rev": args.rev,
         "cache_dir": None if args.no_cache else default_cache_dir(),
+        "item_timeout": item_limit(args),
     }
     if args.known_bad_command == "harvest":
         return known_bad.run_harvest(args.repo, since=args.since, limit=args.limit, **common)

@@ -15,6 +15,7 @@ working tree: every pytest process gets a temporary worktree.
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ from pathlib import Path
 from andgate import writer
 from andgate.check.inventory.items import Record
 from andgate.check.plan.trees import Plan, make_plan
-from andgate.errors import AndgateError
+from andgate.errors import AndgateError, BadInput
 from andgate.git import Git
 from andgate.plugin.classify import Rules, accepted_invariants
 from andgate.process.generated import (
@@ -34,7 +35,7 @@ from andgate.process.generated import (
     unnamed_generated,
 )
 from andgate.process.installed import find_installed_project
-from andgate.process.requests import RunEnvironment, RunRequest
+from andgate.process.requests import ITEM_TIMEOUT_FLOOR, RunEnvironment, RunRequest
 from andgate.process.results import RunResult
 from andgate.process.run import run_pytest
 from andgate.process.worktree import WorktreePool, scratch_dir, worktree_pool
@@ -92,13 +93,28 @@ def open_target(repo: Path, manifest_path: str, rev: str | None) -> Target:
     return Target(git, commit, history, what, config, generated)
 
 
-def run_environment(target: Target, plan: Plan) -> RunEnvironment:
-    """As `check`'s runs: an installed project imports the worktree's code."""
+def run_environment(
+    target: Target, plan: Plan, item_timeout: float | None = None
+) -> RunEnvironment:
+    """As `check`'s runs: an installed project imports the worktree's code, and each
+    test item has `item_timeout` seconds (None: no item limit, as for a collection)."""
     return RunEnvironment(
         checkout=target.git.repo,
         project=find_installed_project(target.git.repo, plan.head_paths),
         scrub_env=target.config.manifest.scrub_env,
+        item_timeout=item_timeout,
     )
+
+
+def item_limit(args: argparse.Namespace) -> float:
+    """`--item-timeout`, refused below the floor (`check`'s tests may lower it)."""
+    floor = getattr(args, "item_timeout_floor", ITEM_TIMEOUT_FLOOR)
+    if args.item_timeout < floor:
+        raise BadInput(
+            f"--item-timeout {args.item_timeout:g}: at least {floor:g} s, "
+            "so that a loaded CI machine does not fail honest items; raise it"
+        )
+    return float(args.item_timeout)
 
 
 def generated_notes(target: Target, environment: RunEnvironment) -> list[str]:
