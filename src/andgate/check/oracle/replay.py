@@ -183,17 +183,14 @@ class _Replay:
         the limit comes from what the others took there (unless the run has its own)."""
         hung: frozenset[str] = frozenset()
         if self.plain is not None:
-            files = None if request.allow_files is None else frozenset(request.allow_files)
-            hung = frozenset(
-                n
-                for n in self.plain.known_timeouts()
-                if files is None or n.partition("::")[0] in files
-            )
+            hung = self.plain.known_timeouts()
             limit = request.item_timeout
             if limit is None:
                 limit = self.plain.limit(request.allow_files, request.item_limit)
             request = replace(
-                request, skip_items=(*request.skip_items, *sorted(hung)), item_timeout=limit
+                request,
+                skip_items=tuple(dict.fromkeys((*request.skip_items, *sorted(hung)))),
+                item_timeout=limit,
             )
         result = run_pytest(request, self.worktree, self.scratch, self.timeout)
         before = spent or ReplayFacts(self.fixture.name, applied=True)
@@ -280,15 +277,17 @@ def _confirm_timeouts(replay: _Replay, request: RunRequest, facts: ReplayFacts) 
     neither confirmed (no second wait for it) nor counted among those set aside, and
     the class runs again without every item that timed out on head."""
     set_aside: tuple[str, ...] = ()
+    on_head: tuple[str, ...] = ()  # each at most once: the loop ends
     plain = replay.plain
     while not _settled(facts):
         item = facts.timed_out[0]
-        if plain is not None and plain.timed_out(item):
+        if plain is not None and item not in on_head and plain.timed_out(item):
+            on_head += (item,)
             rest = replace(
                 request,
                 label=f"{request.label} without timeouts on head",
                 first_files=(),
-                skip_items=set_aside,
+                skip_items=(*set_aside, *on_head),
             )
             facts = replay.run(rest, spent=facts)
             continue
@@ -321,7 +320,7 @@ def _confirm_timeouts(replay: _Replay, request: RunRequest, facts: ReplayFacts) 
             request,
             label=f"{request.label} without {len(set_aside)}",
             first_files=(),
-            skip_items=set_aside,
+            skip_items=(*set_aside, *on_head),
         )
         facts = replay.run(rest, spent=again)
     return facts
