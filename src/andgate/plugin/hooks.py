@@ -522,7 +522,7 @@ class RunningItems:
     map of `path` (ended by a NUL): when an item blocks where no signal handler
     runs, the gate's stall watch names it (`process.run.StallWatch`). A map, not a
     write per item: the page is the file's, visible to the gate as soon as it is
-    written, at about a microsecond an item (ext4 flushes a rewritten file on close,
+    written, at about a microsecond an item (ext4 flushes a rewritten file on close:
     milliseconds an item). Where no map can be made, nothing is named."""
 
     SIZE = 4096
@@ -538,8 +538,9 @@ class RunningItems:
         self._show()
 
     def finish(self, nodeid: str) -> None:
+        """Forgotten, shown with the next start: one write an item. Between two items
+        the map still names the one that just finished."""
         self.now.pop(nodeid, None)
-        self._show()
 
     def _show(self) -> None:
         if self.map is None and not self._open():
