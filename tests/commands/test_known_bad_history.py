@@ -225,8 +225,8 @@ def test_a_revert_of_docstrings_comments_or_layout_is_cosmetic():
 
 def test_help_names_the_options(capsys):
     for action, options in (
-        ("harvest", ("--since REV", "--limit N", "--out DIR", "--budget S")),
-        ("mutants", ("--paths GLOB", "--budget S", "--write N", "--out DIR")),
+        ("harvest", ("--since REV", "--limit N", "--out DIR", "--budget S", "--item-timeout S")),
+        ("mutants", ("--paths GLOB", "--budget S", "--write N", "--out DIR", "--item-timeout S")),
     ):
         with pytest.raises(SystemExit) as exc:
             main(["known-bad", action, "--help"])

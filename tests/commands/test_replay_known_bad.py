@@ -120,7 +120,8 @@ def test_help(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["replay-known-bad", "--help"])
     assert exc.value.code == 0
-    assert "--jobs N" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "--jobs N" in out and "--item-timeout S" in out
 
 
 def test_the_baseline_judges_skips_as_check_does_with_base_being_head():
