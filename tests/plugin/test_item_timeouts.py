@@ -238,7 +238,8 @@ def test_the_running_items_are_kept_in_a_map_the_stall_watch_reads(tmp_path):
     assert watch.running() == (
         ", it was running tests/test_b.py::test_two[x], tests/test_a.py::test_three"
     )
-    running.finish("tests/test_b.py::test_two[x]")
+    running.finish("tests/test_b.py::test_two[x]")  # the other worker's item still runs
+    assert watch.running() == ", it was running tests/test_a.py::test_three"
     running.finish("tests/test_a.py::test_three")
     running.start("tests/test_long.py::test_" + "x" * 10_000)  # cut, never an error
     assert watch.running().startswith(", it was running tests/test_long.py::test_xxx")

@@ -538,9 +538,12 @@ class RunningItems:
         self._show()
 
     def finish(self, nodeid: str) -> None:
-        """Forgotten, shown with the next start: one write an item. Between two items
-        the map still names the one that just finished."""
+        """Forgotten; shown at once only while others run (xdist's workers), else with
+        the next start: one write an item. Between two items of one process the map
+        still names the one that just finished."""
         self.now.pop(nodeid, None)
+        if self.now:
+            self._show()
 
     def _show(self) -> None:
         if self.map is None and not self._open():
