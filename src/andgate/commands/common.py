@@ -15,7 +15,6 @@ working tree: every pytest process gets a temporary worktree.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -23,9 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from andgate import writer
-from andgate.check.inventory.items import Record
 from andgate.check.plan.trees import Plan, make_plan
-from andgate.errors import AndgateError, BadInput
+from andgate.errors import AndgateError
 from andgate.git import Git
 from andgate.plugin.classify import Rules, accepted_invariants
 from andgate.process.generated import (
@@ -35,11 +33,11 @@ from andgate.process.generated import (
     unnamed_generated,
 )
 from andgate.process.installed import find_installed_project
-from andgate.process.requests import ITEM_TIMEOUT_FLOOR, RunEnvironment, RunRequest
+from andgate.process.requests import RunEnvironment, RunRequest
 from andgate.process.results import RunResult
 from andgate.process.run import run_pytest
 from andgate.process.worktree import WorktreePool, scratch_dir, worktree_pool
-from andgate.records import Role
+from andgate.records import InventoryRecord, Role
 from andgate.trust.config import BaseConfig, load_base_config
 from andgate.trust.freeze import parse_freezes
 from andgate.trust.manifest import Manifest, parse_manifest
@@ -106,17 +104,6 @@ def run_environment(
     )
 
 
-def item_limit(args: argparse.Namespace) -> float:
-    """`--item-timeout`, refused below the floor (`check`'s tests may lower it)."""
-    floor = getattr(args, "item_timeout_floor", ITEM_TIMEOUT_FLOOR)
-    if args.item_timeout < floor:
-        raise BadInput(
-            f"--item-timeout {args.item_timeout:g}: at least {floor:g} s, "
-            "so that a loaded CI machine does not fail honest items; raise it"
-        )
-    return float(args.item_timeout)
-
-
 def generated_notes(target: Target, environment: RunEnvironment) -> list[str]:
     """The GENERATED_FILES warning, as a line for the command's output."""
     unnamed = unnamed_generated(
@@ -176,7 +163,7 @@ class Collected:
 
     head: str
     rules: Rules
-    records: tuple[Record, ...]
+    records: tuple[InventoryRecord, ...]
     collection_errors: tuple[tuple[str, str], ...]
     notes: tuple[str, ...] = ()  # warnings about the run (GENERATED_FILES)
     # Oracle items an xfail mark makes xfail here, with its reason: they never pass.
@@ -228,8 +215,8 @@ def collect_inventory(target: Target, today: dt.date, timeout: float) -> Collect
     )
 
 
-def _records(result: RunResult) -> tuple[Record, ...]:
-    records = {i.facts.nodeid: Record(i.facts, i.cls, i.why, None) for i in result.items}
+def _records(result: RunResult) -> tuple[InventoryRecord, ...]:
+    records = {i.facts.nodeid: InventoryRecord(i.facts, i.cls, i.why, None) for i in result.items}
     return tuple(sorted(records.values(), key=lambda r: r.facts.nodeid))
 
 

@@ -45,9 +45,9 @@ from typing import Any
 import pytest
 
 from andgate.plugin import isolation, redirect
-from andgate.plugin.classify import ItemFacts, Rules, classify_item
+from andgate.plugin.classify import Rules, classify_item
 from andgate.plugin.shard import owns
-from andgate.records import XDIST_COLLECTIONS_DIFFER, Role, TrustClass
+from andgate.records import XDIST_COLLECTIONS_DIFFER, ItemFacts, Role, TrustClass
 
 RESULTS_SCHEMA = "andgate.results/1"
 RECORDER_KEY = pytest.StashKey["Recorder"]()
