@@ -308,6 +308,10 @@ class ReplayFacts:
     timed_out: tuple[str, ...] = ()  # of `failed`, those that ran past their limit
     # what its runs loaded that is not the test side they were given: it proves nothing
     tampered: tuple[str, ...] = ()
+    # Oracle items not run: they timed out on head without the fixture, so they prove
+    # nothing here (`check.oracle.replay._Replay.run`).
+    hung_on_head: tuple[str, ...] = ()
+    waited: float = 0.0  # seconds spent on items that ran past their limit
 
     @property
     def status(self) -> ReplayStatus:

@@ -33,6 +33,7 @@ from andgate.records import (
     Outcome,
     PropertyFacts,
     Reason,
+    ReplayFacts,
     ReplayStatus,
     Tampering,
     Unpinned,
@@ -264,12 +265,24 @@ def known_bad_findings(facts: KnownBadFacts) -> list[Finding]:
             detail = f"{replay.name} does not apply to head: {replay.problem}"
             code = Reason.KNOWN_BAD_STALE
         elif status is ReplayStatus.GREEN:
-            detail = f"{replay.name} left every oracle item passing"
-            code = Reason.ORACLE_NEUTRALIZED
+            detail, code = _green_detail(replay), Reason.ORACLE_NEUTRALIZED
         else:
             continue
         found.append(_f(code, detail, Bit.KNOWN_BAD))
     return found
+
+
+def _green_detail(replay: ReplayFacts) -> str:
+    """No oracle item failed under the fixture. Items that time out on head without
+    it were not run (they prove nothing there): the proof is still missing, a block,
+    and the detail says which items may yet catch it once head's hang is fixed."""
+    if not replay.hung_on_head:
+        return f"{replay.name} left every oracle item passing"
+    hung = ", ".join(replay.hung_on_head)
+    return (
+        f"{replay.name} left every oracle item it ran passing; not run, since they time "
+        f"out on head without the fixture: {hung}"
+    )
 
 
 def freeze_findings(facts: FreezeFacts) -> list[Finding]:

@@ -163,6 +163,7 @@ def replay_to_json(replay: ReplayFacts) -> dict[str, Any]:
         "error": replay.error,
         "seconds": replay.seconds,
         "tampered": list(replay.tampered),
+        "hung_on_head": list(replay.hung_on_head),
     }
 
 
@@ -175,6 +176,7 @@ def replay_from_json(data: Mapping[str, Any]) -> ReplayFacts:
         error=None if data["error"] is None else str(data["error"]),
         seconds=float(data["seconds"]),
         tampered=tuple(str(t) for t in data.get("tampered", ())),
+        hung_on_head=tuple(str(n) for n in data.get("hung_on_head", ())),
     )
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 import signal
 import sys
@@ -183,6 +184,10 @@ class Recorder:
         self.canonical: dict[str, str] = {}
         limit = spec.get("item_timeout")
         self.clock = ItemClock(float(limit)) if limit else None
+        # What runs now, for the gate's stall watch (the process that sees every item
+        # start: xdist's controller, not its workers).
+        running = f"{self.results_path}.running"
+        self.running = RunningItems(running) if limit and not self.is_worker else None
 
     # -- collection -------------------------------------------------------------
 
@@ -258,9 +263,15 @@ class Recorder:
         self.total = len(first) + len(keep)
         self._write_progress(force=True)
 
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        if self.running is not None:
+            self.running.start(self.canonical.get(nodeid, nodeid))
+
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         self.done += 1
         self._write_progress()
+        if self.running is not None:
+            self.running.finish(self.canonical.get(nodeid, nodeid))
 
     def _write_progress(self, force: bool = False) -> None:
         """At most twice a second; only the main process writes (xdist's controller
@@ -520,6 +531,55 @@ class ItemClock:
         self.fired[(self.nodeid, self.when)] = self.limit
         signal.setitimer(signal.ITIMER_REAL, REFIRE)
         raise ItemTimeout(timed_out_message(self.limit))
+
+
+class RunningItems:
+    """The node ids of the items running now, one a line, in a small shared memory
+    map of `path` (ended by a NUL): when an item blocks where no signal handler
+    runs, the gate's stall watch names it (`process.run.StallWatch`). A map, not a
+    write per item: the page is the file's, visible to the gate as soon as it is
+    written, at about a microsecond an item (ext4 flushes a rewritten file on close:
+    milliseconds an item). Where no map can be made, nothing is named."""
+
+    SIZE = 4096
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.now: dict[str, None] = {}  # in the order they started (xdist: one a worker)
+        self.map: mmap.mmap | None = None
+        self.broken = False
+
+    def start(self, nodeid: str) -> None:
+        self.now[nodeid] = None
+        self._show()
+
+    def finish(self, nodeid: str) -> None:
+        """Forgotten; shown at once only while others run (xdist's workers), else with
+        the next start: one write an item. Between two items of one process the map
+        still names the one that just finished."""
+        self.now.pop(nodeid, None)
+        if self.now:
+            self._show()
+
+    def _show(self) -> None:
+        if self.map is None and not self._open():
+            return
+        assert self.map is not None
+        text = "".join(f"{n}\n" for n in self.now).encode("utf-8", "surrogateescape")
+        data = text[: self.SIZE - 1] + b"\0"
+        self.map[: len(data)] = data
+
+    def _open(self) -> bool:
+        if self.broken:
+            return False
+        try:
+            with open(self.path, "w+b") as fh:
+                fh.truncate(self.SIZE)
+                self.map = mmap.mmap(fh.fileno(), self.SIZE)  # outlives the descriptor
+        except (OSError, ValueError):
+            self.broken = True
+            return False
+        return True
 
 
 class _armed:
