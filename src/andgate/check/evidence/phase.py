@@ -34,7 +34,7 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -56,7 +56,7 @@ from andgate.check.evidence.targets import (
     choose_functions,
     mutants_for,
     one_line,
-    tested_names,
+    names_read_by,
     touched_lines,
 )
 from andgate.check.options import DEFAULT_EVIDENCE_BUDGET
@@ -198,9 +198,7 @@ class Evidence:
         self.head_plain = PlainRun()
         self.base_ready = threading.Event()
         self.head_ready = threading.Event()
-        self.base_outcomes: dict[str, Outcome] = {}  # base's edited items on head's code
-        self.base_messages: dict[str, str] = {}
-        self.base_broken: dict[str, str] = {}  # file -> its collection error there
+        self.on_head = BaseOnHead()  # base's edited files on head's code
         self.head_outcomes: dict[str, Outcome] = {}  # head's oracle items on head's code
         self.head_failed = False  # an item of head's edited files did not pass, or errored
         self.plain_error: str | None = None  # a side's run without mutants failed
@@ -225,13 +223,7 @@ class Evidence:
         )
         mutants = mutants_for(self.functions, inputs.production)
         cache = KillerCache(ctx.cache_dir)
-
-        def remembered(mutant: Mutant) -> int:
-            base = cache.get(mutant.patch, inputs.base_digest)
-            head = cache.get(mutant.patch, inputs.head_digest)
-            return 0 if base and not head else 2 if head else 1
-
-        ordered = sorted(mutants, key=remembered)  # stable: the round-robin order within
+        ordered = remembered_first(mutants, cache, inputs.base_digest, inputs.head_digest)
         return [_Mutation(i, m) for i, m in enumerate(ordered)]
 
     def mutations(self) -> list[_Mutation]:
@@ -259,11 +251,11 @@ class Evidence:
                 continue
             for item in run.selected(Role.ORACLE):
                 if item.facts.path in files:
-                    self.base_outcomes[item.facts.nodeid] = run.outcome(item.facts.nodeid)
-                    self.base_messages[item.facts.nodeid] = run.message(item.facts.nodeid)
+                    self.on_head.outcomes[item.facts.nodeid] = run.outcome(item.facts.nodeid)
+                    self.on_head.messages[item.facts.nodeid] = run.message(item.facts.nodeid)
             for where, message in run.collection_errors:
                 if where.split("::", 1)[0] in files:
-                    self.base_broken[where.split("::", 1)[0]] = _last_line(message)
+                    self.on_head.broken[where.split("::", 1)[0]] = _last_line(message)
         self.base_ready.set()
 
     def run_base_plain(self) -> None:
@@ -304,13 +296,14 @@ class Evidence:
         wait_event(self.base_ready)
         if self.plain_error or not self._started(self.base):
             return
-        passing = [n for n, o in self.base_outcomes.items() if o is Outcome.PASSED]
+        outcomes = self.on_head.outcomes
+        passing = {n for n, o in outcomes.items() if o is Outcome.PASSED}
         if not passing:
             mutation.base_killers = ()  # nothing of base's passes: nothing to kill it
             return
         request = replace(
             self._base_request(f"evidence base {mutation.index}"),
-            skip_items=tuple(sorted(n for n in self.base_outcomes if n not in passing)),
+            skip_items=tuple(sorted(n for n in outcomes if n not in passing)),
         )
         facts = self._replay(mutation, inputs.base_tree, request, inputs.base_digest, self.base)
         if facts is not None:
@@ -486,32 +479,12 @@ class Evidence:
         )
 
     def hidden(self) -> tuple[HiddenFailure, ...]:
-        """Base's items that fail on head's code where head's oracle shows no failure:
-        it passes the item, or has no such item and passes all it edited."""
         inputs = self.inputs
         assert inputs is not None
         if not self.head_ready.is_set() or self.plain_error:
             return ()
         deleted = {e.path for e in inputs.edited if e.head_path is None}
-        found = []
-        failing = [(n, o) for n, o in self.base_outcomes.items() if o in FAILING]
-        failing += [(path, Outcome.ERROR) for path in self.base_broken]
-        for nodeid, outcome in sorted(failing):
-            on_head = self.head_outcomes.get(nodeid)
-            if on_head is Outcome.PASSED:
-                shown = "passes"
-            elif on_head is None and (nodeid.split("::", 1)[0] in deleted or not self.head_failed):
-                shown = "deleted"
-            else:
-                continue
-            found.append(HiddenFailure(nodeid, self._failure(nodeid, outcome), shown))
-        return tuple(found)
-
-    def _failure(self, nodeid: str, outcome: Outcome) -> str:
-        if nodeid in self.base_broken:
-            return f"collection error: {self.base_broken[nodeid]}"
-        message = _last_line(self.base_messages.get(nodeid, ""))
-        return f"{outcome.value}: {message}" if message else outcome.value
+        return hidden_failures(self.on_head, self.head_outcomes, self.head_failed, deleted)
 
 
 class _OracleSide:
@@ -587,6 +560,60 @@ class _UntrustedSide:
             return tasks
         left = evidence.budget - evidence.base.extra()
         return after_last(tasks, lambda: evidence.head.start(left))
+
+
+@dataclass
+class BaseOnHead:
+    """Base's edited oracle files on head's production code, without mutants."""
+
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    messages: dict[str, str] = field(default_factory=dict)
+    broken: dict[str, str] = field(default_factory=dict)  # file -> its collection error
+
+    def failure(self, nodeid: str, outcome: Outcome) -> str:
+        if nodeid in self.broken:
+            return f"collection error: {self.broken[nodeid]}"
+        message = _last_line(self.messages.get(nodeid, ""))
+        return f"{outcome.value}: {message}" if message else outcome.value
+
+
+def hidden_failures(
+    base: BaseOnHead,
+    head: Mapping[str, Outcome],
+    head_failed: bool,
+    deleted: Collection[str],
+) -> tuple[HiddenFailure, ...]:
+    """Base's items (or files) that fail on head's code where head's oracle shows no
+    failure: head passes the item, or has no such item (`deleted`: base's files
+    head deleted) and passes everything it edited (`head_failed`: it did not)."""
+    failing = [(n, o) for n, o in base.outcomes.items() if o in FAILING]
+    failing += [(path, Outcome.ERROR) for path in base.broken]
+    found = []
+    for nodeid, outcome in sorted(failing):
+        on_head = head.get(nodeid)
+        if on_head is Outcome.PASSED:
+            shown = "passes"
+        elif on_head is None and (nodeid.split("::", 1)[0] in deleted or not head_failed):
+            shown = "deleted"
+        else:
+            continue  # head's oracle shows a failure there too: nothing hidden
+        found.append(HiddenFailure(nodeid, base.failure(nodeid, outcome), shown))
+    return tuple(found)
+
+
+def remembered_first(
+    mutants: Sequence[Mutant], cache: KillerCache, base_digest: str, head_digest: str
+) -> list[Mutant]:
+    """The mutants in their order, those that were evidence last time first (base's
+    side remembers a killer, head's none) and those head's oracle killed last; the
+    cache only orders (a poisoned entry costs time, never a finding)."""
+
+    def remembered(mutant: Mutant) -> int:
+        base = cache.get(mutant.patch, base_digest)
+        head = cache.get(mutant.patch, head_digest)
+        return 0 if base and not head else 2 if head else 1
+
+    return sorted(mutants, key=remembered)  # stable: the round-robin order within each
 
 
 def _weakened(mutation: _Mutation) -> WeakenedMutant:
@@ -716,7 +743,7 @@ def read_inputs(
         tree = parse(source)
         if tree is not None:
             imported |= set(imported_files(path, tree, production))
-            names |= tested_names(tree, functions)
+            names |= names_read_by(tree, functions)
     touched = {
         c.new_path: frozenset(touched_lines(*git.read_sides(plan.base, plan.head, c)))
         for c in changes

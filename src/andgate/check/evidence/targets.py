@@ -52,7 +52,7 @@ class Function:
         return (0 if both else 1 if self.exercised is not None else 2, depth, self.path, self.line)
 
 
-def tested_names(tree: ast.Module, edited: frozenset[str] | None) -> set[str]:
+def names_read_by(tree: ast.Module, edited: frozenset[str] | None) -> set[str]:
     """The names the edited tests read (`edited`: test function names; None: every
     test of the module), and those the module's other code reads (its helpers and
     fixtures, which the tests may call)."""
