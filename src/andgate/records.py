@@ -394,6 +394,7 @@ class EvidenceFacts:
     not_measured: str = ""  # why nothing was measured (--no-evidence, a shard), or ""
     error: str = ""  # what went wrong while measuring: stated, never a GATE_ERROR
     hidden: tuple[HiddenFailure, ...] = ()
+    hidden_known: bool = True  # False: a side's run without mutants did not end
     weakened: tuple[WeakenedMutant, ...] = ()
     functions: tuple[str, ...] = ()  # the production functions mutated, `path::name`
     mutants: int = 0  # mutants made
@@ -415,7 +416,7 @@ class EvidenceFacts:
     @property
     def complete(self) -> bool:
         """Every mutant decided and nothing went wrong: "none found" means none."""
-        return self.measured and not self.error and self.left == 0
+        return self.measured and not self.error and self.hidden_known and self.left == 0
 
     @property
     def found(self) -> bool:

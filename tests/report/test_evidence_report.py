@@ -90,10 +90,14 @@ def test_what_was_not_tried_or_measured_is_said():
     assert headline(off) == (
         "Not measured (--no-evidence): the change edits or deletes oracle items in 1 file."
     )
-    broken = dataclasses.replace(NOTHING, tried=0, error="head's edited oracle files could not run")
-    assert headline(broken).startswith(
-        "Could not be completed: head's edited oracle files could not run. So far 0 of 0 "
-        "mutants weakened"
+    broken = dataclasses.replace(
+        NOTHING, tried=0, hidden_known=False, error="head's edited oracle files could not run"
+    )
+    assert headline(broken) == (
+        "Could not be completed (head's edited oracle files could not run): 0 of 0 mutants "
+        "weakened; base's failing items: not known (its run did not end) (4.2s of a 60s "
+        "budget; 37 more mutants not tried: their runs did not finish). The change edits or "
+        "deletes 2 oracle items in 1 file."
     )
 
 

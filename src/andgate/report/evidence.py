@@ -16,16 +16,20 @@ def headline(facts: EvidenceFacts) -> str:
     edited = _edited(facts)
     if not facts.measured:
         return f"Not measured ({facts.not_measured}): the change {edited}."
-    hidden = len(facts.hidden)
-    tried = f"{len(facts.weakened)} of {facts.tried} mutants weakened"
-    failing = f"{hidden} of base's failing items hidden" if hidden else "base's failing items: none"
+    measured = f"{len(facts.weakened)} of {facts.tried} mutants weakened; {_failing(facts)}"
     if facts.error:
-        return (
-            f"Could not be completed: {facts.error}. So far {tried}; {failing}. "
-            f"The change {edited}."
-        )
+        where = f"{measured} ({spent(facts)}). The change {edited}."
+        return f"Could not be completed ({facts.error}): {where}"
     found = "Found" if facts.found else "Nothing found"
-    return f"{found}: {tried}; {failing} ({spent(facts)}). The change {edited}."
+    return f"{found}: {measured} ({spent(facts)}). The change {edited}."
+
+
+def _failing(facts: EvidenceFacts) -> str:
+    if not facts.hidden_known:
+        return "base's failing items: not known (its run did not end)"
+    if facts.hidden:
+        return f"{len(facts.hidden)} of base's failing items hidden"
+    return "base's failing items: none"
 
 
 def spent(facts: EvidenceFacts) -> str:
@@ -34,6 +38,8 @@ def spent(facts: EvidenceFacts) -> str:
     if facts.left:
         why = "the budget ran out" if facts.out_of_budget else "their runs did not finish"
         text += f"; {facts.left} more mutants not tried: {why}"
+    elif facts.out_of_budget:
+        text += "; the budget ran out"
     return text
 
 
@@ -55,6 +61,7 @@ def payload(facts: EvidenceFacts | None) -> dict[str, Any] | None:
         "error": facts.error or None,
         "edited_items": list(facts.edited),
         "files": list(facts.files),
+        "hidden_failures_known": facts.hidden_known,
         "hidden_failures": [
             {"nodeid": h.nodeid, "failure": h.failure, "on_head": h.on_head} for h in facts.hidden
         ],

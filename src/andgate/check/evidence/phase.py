@@ -55,8 +55,8 @@ from andgate.check.evidence.targets import (
     Function,
     choose_functions,
     mutants_for,
-    one_line,
     names_read_by,
+    one_line,
     touched_lines,
 )
 from andgate.check.options import DEFAULT_EVIDENCE_BUDGET
@@ -202,6 +202,7 @@ class Evidence:
         self.head_outcomes: dict[str, Outcome] = {}  # head's oracle items on head's code
         self.head_failed = False  # an item of head's edited files did not pass, or errored
         self.plain_error: str | None = None  # a side's run without mutants failed
+        self.plain_cut = False  # the budget ended a side's run without mutants
         self.errors: list[str] = []
         self.functions: list[Function] = []
         self.out_of_budget = False
@@ -246,8 +247,7 @@ class Evidence:
         self.base_plain.ended(runs)
         for run in runs:
             if run.error:
-                why = f"base's oracle files could not run on head's code: {run.error}"
-                self.fail(why, plain=True)
+                self._plain_failed(self.base, f"base's oracle files on head's code: {run.error}")
                 continue
             for item in run.selected(Role.ORACLE):
                 if item.facts.path in files:
@@ -268,13 +268,21 @@ class Evidence:
             with ctx.pool.lease(inputs.base_tree, verified=True) as worktree:
                 stop = self.base.deadline
                 result = run_pytest(request, worktree.path, ctx.scratch, ctx.timeout, stop)
+            if result.tampered:
+                why = f"base's oracle run loaded other test-side code: {result.tampered[0]}"
+                self.fail(why, plain=True)
+            else:
+                self.base_plain_from([result])
         finally:
             self.base_ready.set()  # whatever happened, no job waits for ever
-        if result.tampered:
-            why = f"base's oracle run loaded other test-side code: {result.tampered[0]}"
-            self.fail(why, plain=True)
-            return
-        self.base_plain_from([result])
+
+    def _plain_failed(self, stage: _Stage, error: str) -> None:
+        """A side's run without mutants did not end: the budget (nothing more is
+        tried) or an error (stated)."""
+        if stage.deadline.is_set():
+            self.out_of_budget = self.plain_cut = True
+        else:
+            self.fail(f"could not run {error}", plain=True)
 
     def _base_request(self, label: str) -> RunRequest:
         ctx, inputs = self.ctx, self.inputs
@@ -294,7 +302,7 @@ class Evidence:
         ctx, inputs = self.ctx, self.inputs
         assert ctx is not None and inputs is not None
         wait_event(self.base_ready)
-        if self.plain_error or not self._started(self.base):
+        if self.plain_error or self.plain_cut or not self._started(self.base):
             return
         outcomes = self.on_head.outcomes
         passing = {n for n, o in outcomes.items() if o is Outcome.PASSED}
@@ -399,10 +407,7 @@ class Evidence:
         assert inputs is not None
         self.head_plain.ended(runs)
         if own is not None and own.error:
-            if self.head.deadline.is_set():
-                self.out_of_budget = True
-            else:
-                self.fail(f"head's edited oracle files could not run: {own.error}", plain=True)
+            self._plain_failed(self.head, f"head's edited oracle files: {own.error}")
             return
         # Unapproved, the oracle class ran base's versions of the edited files (and of
         # those head deleted or renamed): head's own run speaks for those.
@@ -437,7 +442,7 @@ class Evidence:
         ctx, inputs = self.ctx, self.inputs
         assert ctx is not None and inputs is not None
         wait_event(self.head_ready)
-        if self.plain_error or not self._started(self.head):
+        if self.plain_error or self.plain_cut or not self._started(self.head):
             return
         failing = sorted(n for n, o in self.head_outcomes.items() if o is not Outcome.PASSED)
         request = replace(
@@ -468,6 +473,7 @@ class Evidence:
             files=inputs.base_files,
             error=error,
             hidden=self.hidden(),
+            hidden_known=self.head_ready.is_set() and not (self.plain_error or self.plain_cut),
             weakened=tuple(_weakened(m) for m in mutations if m.weakened),
             functions=tuple(f"{f.path}::{f.name}" for f in self.functions),
             mutants=len(mutations),
@@ -481,7 +487,7 @@ class Evidence:
     def hidden(self) -> tuple[HiddenFailure, ...]:
         inputs = self.inputs
         assert inputs is not None
-        if not self.head_ready.is_set() or self.plain_error:
+        if not self.head_ready.is_set() or self.plain_error or self.plain_cut:
             return ()
         deleted = {e.path for e in inputs.edited if e.head_path is None}
         return hidden_failures(self.on_head, self.head_outcomes, self.head_failed, deleted)
