@@ -101,11 +101,18 @@ def test_adding_tests_with_new_imports_and_helpers_edits_nothing():
         ("return area(x, x)", "return x * x"),  # a helper the tests call changed
         ("import pytest\n", "import pytest\nTOLERANCE = 1\n"),  # a new module-level statement
         ("from pkg import area, initials", "from pkg import initials\nfrom fake import area"),
+        ("def helper(x):\n    return area(x, x)\n\n\n", ""),
     ],
-    ids=["helper", "statement", "rebinding-import"],
+    ids=["helper", "statement", "rebinding-import", "removed-helper"],
 )
 def test_any_other_change_to_the_module_edits_every_item(old, new):
     assert edited_functions(ORACLE, edit(ORACLE, old, new)) is None
+
+
+def test_a_removed_module_statement_edits_every_item_a_removed_test_class_its_tests():
+    assert edited_functions(ORACLE + b"\nLIMIT = 3\n", ORACLE) is None
+    without = edit(ORACLE, "class TestArea:\n    def test_zero(self):\n", "def _gone(self):\n")
+    assert edited_functions(ORACLE, without) == {"TestArea.test_zero"}
 
 
 def test_a_new_function_shadowing_a_builtin_edits_every_item():
