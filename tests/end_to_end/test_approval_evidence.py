@@ -230,6 +230,8 @@ def test_the_budget_says_what_it_left_and_no_evidence_turns_it_off(tmp_path):
     found = weakened(run)
     assert run.decision == "allow", run.payload["reasons"]
     assert found["mutants_left"] > 0 and found["out_of_budget"] and not found["complete"]
+    # base's side ran out first (its run without mutants included): nothing is claimed
+    assert (found["mutants_tried"], found["hidden_failures_known"]) == (0, False)
     assert f"{found['mutants_left']} more mutants not tried: the budget ran out" in run.artifact(
         "summary.md"
     )
