@@ -256,6 +256,23 @@ def test_block_weakened_oracles_blocks_until_an_owner_approves_head(tmp_path):
     assert len(warnings(approved)) == 3
 
 
+def test_a_fault_of_the_evidence_is_stated_never_a_gate_error(tmp_path, monkeypatch):
+    sample = names_sample(tmp_path)
+    head = sample.change(loosened)
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("andgate.check.evidence.phase.choose_functions", broken)
+    run = sample.gate(head, approved_by=("alice",), **AMPLE)
+    assert run.decision == "allow", run.payload["reasons"]
+    assert (
+        "internal error" in weakened(run)["error"]
+        and "RuntimeError: boom" in weakened(run)["error"]
+    )
+    assert "Could not be completed (internal error" in run.artifact("summary.md")
+
+
 # -- issue 43: a flat layout, tests inside the package (toolz's shape) ----------------------
 
 FLAT_MANIFEST = """\
