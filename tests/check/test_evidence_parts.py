@@ -21,6 +21,7 @@ from andgate.check.evidence.edited import (
 from andgate.check.evidence.imports import Target, import_targets, imported_files
 from andgate.check.evidence.phase import (
     BaseOnHead,
+    caught_by_unedited,
     edited_items,
     hidden_failures,
     remembered_first,
@@ -374,3 +375,15 @@ def test_a_failure_head_passes_or_deletes_is_hidden_one_it_shows_is_not():
         "t/test_a.py::test_passes_on_head",
         "t/test_b.py::test_file_gone",
     ]
+
+
+def test_a_mutant_an_unedited_test_kills_is_caught_on_head_too():
+    edited = [
+        EditedFile("t/test_a.py", "t/test_a.py", frozenset({"test_loosened"})),
+        EditedFile("t/test_b.py", "t/test_b.py", None),  # its module changed: every item
+    ]
+    assert caught_by_unedited(["t/test_a.py::test_untouched[2]"], edited)
+    assert not caught_by_unedited(["t/test_a.py::test_loosened"], edited)
+    assert not caught_by_unedited(["t/test_b.py::test_untouched"], edited)
+    assert not caught_by_unedited(["collection error in t/test_a.py"], edited)
+    assert caught_by_unedited(["t/test_a.py::test_loosened", "t/test_a.py::test_other"], edited)

@@ -67,6 +67,8 @@ def _rest(tree: ast.Module) -> list[ast.stmt]:
         if isinstance(node, ast.ClassDef):
             node = copy.copy(node)  # the class without its tests: a shallow copy
             node.body = [s for s in node.body if not _is_test_function(s)]
+            if not node.body and not node.bases and not node.decorator_list:
+                continue  # a plain class of tests: nothing but its tests, compared alone
         out.append(node)
     return out
 

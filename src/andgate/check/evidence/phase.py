@@ -38,6 +38,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import TypeVar
 
 from andgate.check.cache import KillerCache, digest
 from andgate.check.context import PhaseContext, after_last, is_part_of
@@ -81,6 +82,7 @@ from andgate.trust.paths import ConfigChanges, matching
 # end; head's side gets what is left after the untrusted class ends.
 BASE_SHARE = 0.5
 FAILING = {Outcome.FAILED, Outcome.ERROR}
+T = TypeVar("T")
 Sides = Mapping[Change, tuple[bytes | None, bytes | None]]
 
 
@@ -157,13 +159,9 @@ class _Stage:
     def worker(self, fail: Callable[[str], None]) -> None:
         """Take jobs until none is left; a job's own fault is stated (`fail`), never
         the check's GATE_ERROR."""
-        while (job := self.next()) is not None:
+        while (job := stated(self.next, fail)) is not None:
             try:
-                job()
-            except Interrupted:
-                raise
-            except Exception as exc:
-                fail(f"internal error: {_one_line(exc)}")
+                stated(job, fail)
             finally:
                 with self.lock:
                     self.ended = max(self.ended or 0.0, time.monotonic())
@@ -313,9 +311,12 @@ class Evidence:
             self._base_request(f"evidence base {mutation.index}"),
             skip_items=tuple(sorted(n for n in outcomes if n not in passing)),
         )
-        facts = self._replay(mutation, inputs.base_tree, request, inputs.base_digest, self.base)
-        if facts is not None:
-            mutation.base_killers = facts
+        killers = self._replay(mutation, inputs.base_tree, request, inputs.base_digest, self.base)
+        if killers is None:
+            return
+        mutation.base_killers = killers
+        if caught_by_unedited(killers, inputs.edited):
+            mutation.head_caught = True  # the same test, unchanged on head, catches it there
 
     def _started(self, stage: _Stage) -> bool:
         if stage.deadline.is_set():
@@ -525,7 +526,13 @@ class _OracleSide:
             runs = list(ctx.state.runs.items())  # other tasks add to it
             evidence.base_plain_from([r for n, r in runs if is_part_of(RunName.ORACLE, n)])
 
-        return after_last(tasks, ended)
+        def told() -> None:
+            try:
+                stated(ended, evidence.fail)
+            finally:
+                evidence.base_ready.set()  # no job waits for ever
+
+        return after_last(tasks, told)
 
     def watching_all(self, tasks: list[Callable[[], object]]) -> list[Callable[[], object]]:
         evidence = self.evidence
@@ -542,6 +549,9 @@ class _UntrustedSide:
 
     @property
     def tasks(self) -> list[Callable[[], None]]:
+        return stated(self._tasks, self.evidence.fail) or []
+
+    def _tasks(self) -> list[Callable[[], None]]:
         evidence = self.evidence
         ctx, inputs = evidence.ctx, evidence.inputs
         if not evidence.running or ctx is None or inputs is None:
@@ -552,7 +562,7 @@ class _UntrustedSide:
             evidence.head_plain_from_class()
         else:
             jobs.append(evidence.run_head_plain)
-        killed = [m for m in evidence.mutations() if m.base_killers]
+        killed = [m for m in evidence.mutations() if m.base_killers and m.head_caught is None]
         jobs += [partial(evidence.head_side, m) for m in killed]
         if not jobs:
             return []
@@ -607,6 +617,19 @@ def hidden_failures(
     return tuple(found)
 
 
+def caught_by_unedited(killers: Iterable[str], edited: Sequence[EditedFile]) -> bool:
+    """Whether one of base's killers is an item the change did not edit, in a file whose
+    other code it did not change either: head has the same test, which catches the
+    mutant there too, so head's side need not run."""
+    by_path = {e.path: e for e in edited}
+    for killer in killers:
+        path, sep, _ = killer.partition("::")
+        holder = by_path.get(path)
+        if sep and holder is not None and holder.functions is not None and not holder.holds(killer):
+            return True
+    return False
+
+
 def remembered_first(
     mutants: Sequence[Mutant], cache: KillerCache, base_digest: str, head_digest: str
 ) -> list[Mutant]:
@@ -631,6 +654,18 @@ def _weakened(mutation: _Mutation) -> WeakenedMutant:
         one_line(mutant),
         mutation.base_killers or (),
     )
+
+
+def stated(work: Callable[[], T], fail: Callable[[str], None]) -> T | None:
+    """`work()`; a fault of the evidence's own is stated (`fail`) and gives None, never
+    the check's GATE_ERROR (an interruption still ends the check)."""
+    try:
+        return work()
+    except Interrupted:
+        raise
+    except Exception as exc:
+        fail(f"internal error: {_one_line(exc)}")
+        return None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -708,11 +743,15 @@ def _edited(ctx: PhaseContext, git: Git, changes: Sequence[Change]) -> tuple[Edi
         c: git.read_sides(plan.base, plan.head, c) for c in changes if c.old_path in base_oracle
     }
     reach = conftest_reach(changes)
+    # base's oracle files can import only what base has: an added file reaches none
     helpers = [
-        p
+        c.old_path
         for c in changes
-        for p in c.paths
-        if p.endswith(".py") and config.test_side.holds(p) and p not in base_oracle
+        if c.old_path
+        and c.status != "A"
+        and c.old_path.endswith(".py")
+        and config.test_side.holds(c.old_path)
+        and c.old_path not in base_oracle
     ]
     if helpers:
         base_files = listing(git, plan.base)
