@@ -226,11 +226,22 @@ def test_a_module_is_found_in_any_layout_and_a_package_brings_its_modules():
     assert Target("text").files(paths) == ["other/text.py", "src/pkg/text.py"]
 
 
-def test_tested_names_are_the_edited_tests_and_the_helpers():
+def test_names_read_by_the_edited_tests_their_helpers_and_fixtures():
     tree = ast.parse(ORACLE)
-    names = names_read_by(tree, frozenset({"test_initials"}))
-    assert {"initials", "area"} <= names  # area: through the module's helper
-    assert "test_square" not in names
+    assert names_read_by(tree, frozenset({"test_initials"})) == {"initials"}
+    assert names_read_by(tree, frozenset({"test_square"})) == {
+        "area",
+        "pytest",
+        "mark",
+        "parametrize",
+    }
+    fixture = ast.parse(
+        "import pytest\nfrom pkg import make, area\n\n\n@pytest.fixture\ndef shape():\n"
+        "    return make(3)\n\n\ndef test_a(shape):\n    chunk = 2\n"
+        "    assert shape.area() == chunk\n"
+    )
+    # the fixture it takes and what that calls; a local variable is no production name
+    assert names_read_by(fixture, None) == {"make", "area", "pytest", "fixture"}
 
 
 # -- which functions are mutated, in which order --------------------------------------------
@@ -283,6 +294,11 @@ def test_named_functions_then_one_call_deeper_then_touched_ones():
         {"pkg/shapes.py": PRODUCTION}, {"pkg/shapes.py"}, {"initials"}, {"pkg/shapes.py": {21}}
     )
     assert [f.name for f in both] == ["initials"] and both[0].touched == {21}
+
+
+def test_a_special_method_is_named_by_its_class_only():
+    production = {"pkg/shapes.py": PRODUCTION}
+    assert choose_functions(production, {"pkg/shapes.py"}, {"__eq__", "side"}, {}) == []
 
 
 def test_mutants_come_round_robin_with_touched_lines_first():

@@ -96,18 +96,43 @@ def package_modules(folder: str, paths: Iterable[str]) -> list[str]:
     return sorted(p for p in paths if posixpath.dirname(p) == folder and p.endswith(".py"))
 
 
-def names_used(nodes: Iterable[ast.AST]) -> set[str]:
-    """Every name and attribute the nodes read: `f(x)`, `mod.f`, `obj.method()`."""
-    found: set[str] = set()
+def names_used(nodes: Iterable[ast.AST]) -> tuple[set[str], set[str]]:
+    """(names, attributes) the nodes read: `f(x)` reads the name `f`, `mod.f` and
+    `obj.method()` the attributes `f` and `method`."""
+    names: set[str] = set()
+    attributes: set[str] = set()
     for node in nodes:
         for inner in ast.walk(node):
             if isinstance(inner, ast.Name):
-                found.add(inner.id)
+                names.add(inner.id)
             elif isinstance(inner, ast.Attribute):
-                found.add(inner.attr)
-            elif isinstance(inner, ast.alias):
-                found.add((inner.asname or inner.name).split(".")[0])
-                found.add(inner.name.rsplit(".", 1)[-1])
+                attributes.add(inner.attr)
+    return names, attributes
+
+
+def names_called(nodes: Iterable[ast.AST]) -> set[str]:
+    """The names and attributes the nodes call: `f(x)`, `self.g()`."""
+    found: set[str] = set()
+    for node in nodes:
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Call):
+                if isinstance(inner.func, ast.Name):
+                    found.add(inner.func.id)
+                elif isinstance(inner.func, ast.Attribute):
+                    found.add(inner.func.attr)
+    return found
+
+
+def imported_names(tree: ast.Module) -> set[str] | None:
+    """The names the module's imports bind, anywhere in it (None: a `*` import, after
+    which any name may be an imported one)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                if alias.name == "*":
+                    return None
+                found.add((alias.asname or alias.name).split(".")[0])
     return found
 
 

@@ -3,9 +3,10 @@ order they run.
 
 First the functions the edited items exercise, found by name (coverage would need a
 traced run of each side; names cost nothing): in the production files the edited test
-files import (`imports.imported_files`), the functions the edited tests or the test
-module's own helpers name (a method by its name; a class's special methods when they
-name the class), then, one call deeper, the functions of those files that these name.
+files import (`imports.imported_files`), the functions whose name the edited tests, or
+the helpers and fixtures of their module they use, read as an imported name or an
+attribute (a method by its name; a class's special methods when they name the class),
+then, one call deeper, the functions of those files that these call.
 Then the functions the change touched (a line of them it added or edited). In that
 order: exercised and touched first, then exercised, then touched only.
 
@@ -23,7 +24,13 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from andgate.check.discrimination.mutate import Mutant, functions, mutants_of
-from andgate.check.evidence.imports import names_used, parse, test_functions
+from andgate.check.evidence.imports import (
+    imported_names,
+    names_called,
+    names_used,
+    parse,
+    test_functions,
+)
 
 PER_FUNCTION = 8
 MAX_MUTANTS = 120
@@ -53,17 +60,34 @@ class Function:
 
 
 def names_read_by(tree: ast.Module, edited: frozenset[str] | None) -> set[str]:
-    """The names the edited tests read (`edited`: test function names; None: every
-    test of the module), and those the module's other code reads (its helpers and
-    fixtures, which the tests may call)."""
+    """What the edited tests (`edited`: test function names; None: every test of the
+    module) name of the code they test: the imported names they read (a local
+    variable is no production function), and the attributes they read (`mod.f`,
+    `obj.method`); through the module's helpers and fixtures they use, too."""
     chosen = [node for name, node in test_functions(tree) if edited is None or name in edited]
-    tests = {id(node) for _, node in test_functions(tree)}
-    helpers = [node for node in ast.walk(tree) if _is_helper(node, tests)]
-    return names_used([*chosen, *helpers])
+    reached = _helpers_reached(tree, chosen)
+    names, attributes = names_used([*chosen, *reached])
+    imported = imported_names(tree)
+    return {n for n in names if imported is None or n in imported} | attributes
 
 
-def _is_helper(node: ast.AST, tests: set[int]) -> bool:
-    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and id(node) not in tests
+def _helpers_reached(tree: ast.Module, tests: list[ast.AST]) -> list[ast.AST]:
+    """The module's own functions (helpers, fixtures) the tests name or take as an
+    argument (a fixture), and those these name, and so on."""
+    tested = {id(node) for _, node in test_functions(tree)}
+    helpers = {
+        node.name: node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and id(node) not in tested
+    }
+    reached: dict[str, ast.AST] = {}
+    frontier = list(tests)
+    while frontier:
+        names, _ = names_used(frontier)
+        names |= {a.arg for node in frontier for a in ast.walk(node) if isinstance(a, ast.arg)}
+        frontier = [helpers[n] for n in sorted(names) if n in helpers and n not in reached]
+        reached.update((n.name, n) for n in frontier)  # type: ignore[attr-defined]
+    return list(reached.values())
 
 
 def choose_functions(
@@ -81,7 +105,7 @@ def choose_functions(
     direct = _named(trees, imported, set(names))
     for path, name, node in direct:
         found[(path, name)] = Function(path, name, node.lineno, exercised=0)  # type: ignore[attr-defined]
-    deeper = names_used(node for _, _, node in direct)
+    deeper = names_called(node for _, _, node in direct)
     for path, name, node in _named(trees, imported, deeper):
         found.setdefault((path, name), Function(path, name, node.lineno, exercised=1))  # type: ignore[attr-defined]
     for path, lines in touched.items():
@@ -107,8 +131,9 @@ def _named(
         tree = trees.get(path)
         for name, node in functions(tree) if tree is not None else ():
             parts = name.split(".")
-            owner_named = len(parts) > 1 and parts[0] in names and _is_special(parts[-1])
-            if parts[-1] in names or owner_named:
+            special = _is_special(parts[-1])  # `__eq__` is every class's: by its owner only
+            owner_named = len(parts) > 1 and parts[0] in names and special
+            if (parts[-1] in names and not special) or owner_named:
                 out.append((path, name, node))
     return out
 
