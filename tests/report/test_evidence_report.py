@@ -101,6 +101,14 @@ def test_what_was_not_tried_or_measured_is_said():
     )
 
 
+def test_no_mutant_says_why():
+    none = dataclasses.replace(NOTHING, mutants=0, tried=0, functions=())
+    assert headline(none).startswith(
+        "Nothing found: no mutant (no production function the edited tests name); base's "
+        "failing items: none"
+    )
+
+
 def test_no_section_when_no_oracle_item_was_edited():
     facts = clean_facts()
     text = SummaryMarkdown().render(context(facts, changes=facts.changes)).decode()

@@ -16,12 +16,19 @@ def headline(facts: EvidenceFacts) -> str:
     edited = _edited(facts)
     if not facts.measured:
         return f"Not measured ({facts.not_measured}): the change {edited}."
-    measured = f"{len(facts.weakened)} of {facts.tried} mutants weakened; {_failing(facts)}"
+    measured = f"{_mutants(facts)}; {_failing(facts)}"
     if facts.error:
         where = f"{measured} ({spent(facts)}). The change {edited}."
         return f"Could not be completed ({facts.error}): {where}"
     found = "Found" if facts.found else "Nothing found"
     return f"{found}: {measured} ({spent(facts)}). The change {edited}."
+
+
+def _mutants(facts: EvidenceFacts) -> str:
+    if not facts.mutants and not facts.error:
+        why = "no production function the edited tests name" if not facts.functions else ""
+        return f"no mutant ({why or 'no mutation point in the functions they name'})"
+    return f"{len(facts.weakened)} of {facts.tried} mutants weakened"
 
 
 def _failing(facts: EvidenceFacts) -> str:
