@@ -24,7 +24,9 @@ from andgate.check.evidence.phase import (
     caught_by_unedited,
     edited_items,
     hidden_failures,
+    mutant_limit,
     remembered_first,
+    slowest,
 )
 from andgate.check.evidence.targets import (
     Function,
@@ -36,6 +38,7 @@ from andgate.check.evidence.targets import (
     touched_lines,
 )
 from andgate.git import Change
+from andgate.process.results import RunResult
 from andgate.records import Outcome
 
 ORACLE = b"""\
@@ -403,3 +406,21 @@ def test_a_mutant_an_unedited_test_kills_is_caught_on_head_too():
     assert not caught_by_unedited(["t/test_b.py::test_untouched"], edited)
     assert not caught_by_unedited(["collection error in t/test_a.py"], edited)
     assert caught_by_unedited(["t/test_a.py::test_loosened", "t/test_a.py::test_other"], edited)
+
+
+def test_an_item_under_a_mutant_has_ten_times_its_own_time_within_the_checks_limit():
+    assert mutant_limit(60.0, 0.001) == 2.0  # the floor: a mutant that loops forever
+    assert mutant_limit(60.0, 2.0) == 20.0
+    assert mutant_limit(60.0, 30.0) == 60.0 and mutant_limit(None, 30.0) == 300.0
+    run = RunResult(
+        "evidence base",
+        0,
+        1.0,
+        reports={
+            "t/a.py::x": {"seconds": 0.5},
+            "t/a.py::hung": {"seconds": 60.0, "timeout": 60.0},
+            "t/b.py::y": {"seconds": 1.5},
+        },
+    )
+    assert slowest([run], {"t/a.py"}) == 0.5  # a timeout is no measure of the item
+    assert slowest([run], None) == 1.5 and slowest([], None) == 0.0

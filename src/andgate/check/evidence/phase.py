@@ -68,7 +68,7 @@ from andgate.errors import AndgateError, Interrupted
 from andgate.git import REGULAR_FILE_MODES, Change, Git, TreeEntry
 from andgate.plugin.classify import Rules
 from andgate.process.integrity import ExpectedTestSide, expected_files
-from andgate.process.limits import PlainRun
+from andgate.process.limits import LATER_FACTOR, PlainRun
 from andgate.process.reaping import STOPPING
 from andgate.process.requests import RunRequest
 from andgate.process.results import RunResult
@@ -82,6 +82,8 @@ from andgate.trust.paths import ConfigChanges, matching
 # end; head's side gets what is left after the untrusted class ends.
 BASE_SHARE = 0.5
 FAILING = {Outcome.FAILED, Outcome.ERROR}
+# The least time limit of an item under a mutant (`mutant_limit`).
+MUTANT_ITEM_FLOOR = 2.0
 T = TypeVar("T")
 Sides = Mapping[Change, tuple[bytes | None, bytes | None]]
 
@@ -204,6 +206,7 @@ class Evidence:
         self.errors: list[str] = []
         self.functions: list[Function] = []
         self.out_of_budget = False
+        self.base_slowest = self.head_slowest = 0.0  # each side's slowest item without mutants
         self.lock = threading.Lock()
         self._mutations: Future[list[_Mutation]] | None = None
         if ctx is not None and inputs is not None:  # computation only, beside the oracle phase
@@ -243,6 +246,7 @@ class Evidence:
         assert inputs is not None
         files = set(inputs.base_files)
         self.base_plain.ended(runs)
+        self.base_slowest = slowest(runs, files)
         for run in runs:
             if run.error:
                 self._plain_failed(self.base, f"base's oracle files on head's code: {run.error}")
@@ -310,6 +314,7 @@ class Evidence:
         request = replace(
             self._base_request(f"evidence base {mutation.index}"),
             skip_items=tuple(sorted(n for n in outcomes if n not in passing)),
+            item_timeout=self._mutant_limit(self.base_slowest),
         )
         killers = self._replay(mutation, inputs.base_tree, request, inputs.base_digest, self.base)
         if killers is None:
@@ -317,6 +322,12 @@ class Evidence:
         mutation.base_killers = killers
         if caught_by_unedited(killers, inputs.edited):
             mutation.head_caught = True  # the same test, unchanged on head, catches it there
+
+    def _mutant_limit(self, slowest: float) -> float:
+        """An item's limit under a mutant (`mutant_limit`), within the check's."""
+        ctx = self.ctx
+        assert ctx is not None
+        return mutant_limit(ctx.state.environment.item_timeout, slowest)
 
     def _started(self, stage: _Stage) -> bool:
         if stage.deadline.is_set():
@@ -360,6 +371,9 @@ class Evidence:
                 plain=self.base_plain if stage is self.base else self.head_plain,
                 label=request.label,
                 stop=stage.deadline,
+                # A mutant that makes an item hang is common; each would cost its limit
+                # twice. Both sides run under the same short limit instead.
+                confirm=False,
             )
         if facts.error:
             if stage.deadline.is_set():
@@ -407,6 +421,7 @@ class Evidence:
         inputs = self.inputs
         assert inputs is not None
         self.head_plain.ended(runs)
+        self.head_slowest = slowest(runs, None)
         if own is not None and own.error:
             self._plain_failed(self.head, f"head's edited oracle files: {own.error}")
             return
@@ -447,7 +462,9 @@ class Evidence:
             return
         failing = sorted(n for n, o in self.head_outcomes.items() if o is not Outcome.PASSED)
         request = replace(
-            self._head_request(f"evidence head {mutation.index}"), skip_items=tuple(failing)
+            self._head_request(f"evidence head {mutation.index}"),
+            skip_items=tuple(failing),
+            item_timeout=self._mutant_limit(self.head_slowest),
         )
         failed = self._replay(mutation, ctx.plan.head, request, inputs.head_digest, self.head)
         if failed is not None:
@@ -615,6 +632,30 @@ def hidden_failures(
             continue  # head's oracle shows a failure there too: nothing hidden
         found.append(HiddenFailure(nodeid, base.failure(nodeid, outcome), shown))
     return tuple(found)
+
+
+def mutant_limit(check_limit: float | None, slowest: float) -> float:
+    """An item's time limit under a mutant: LATER_FACTOR times the slowest item of the
+    files without it, at least MUTANT_ITEM_FLOOR, at most the check's limit. Far below
+    a check's own floor, and a timeout is not confirmed by a run alone: a mutant that
+    loops forever is common, and would cost its limit on each side. An honest item that
+    a loaded machine slows past ten times its own time (and the floor) is a wrong kill
+    at worst, and head's side runs under the same limit."""
+    limit = max(MUTANT_ITEM_FLOOR, LATER_FACTOR * slowest)
+    return limit if check_limit is None else min(check_limit, limit)
+
+
+def slowest(runs: Iterable[RunResult], files: Collection[str] | None) -> float:
+    """The longest any item of `files` (None: all) took in these runs, timeouts aside."""
+    return max(
+        (
+            float(entry.get("seconds") or 0.0)
+            for run in runs
+            for nodeid, entry in run.reports.items()
+            if entry.get("timeout") is None and (files is None or nodeid.split("::", 1)[0] in files)
+        ),
+        default=0.0,
+    )
 
 
 def caught_by_unedited(killers: Iterable[str], edited: Sequence[EditedFile]) -> bool:

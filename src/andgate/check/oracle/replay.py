@@ -145,6 +145,7 @@ def replay_applied(
     plain: PlainRun | None = None,
     label: str | None = None,
     stop: Stop | None = None,
+    confirm: bool = True,
 ) -> ReplayFacts:
     """The oracle class (likely killers first, `-x`) in a worktree where the fixture
     is already applied (a harvest applies its revert three-way, and replays in the
@@ -152,7 +153,8 @@ def replay_applied(
     the fixture (`process.limits`): once it has ended, the items that timed out
     there are not run, and the item limit comes from what the others took.
     `label`: its processes' (default `known-bad <index>`); `stop`: a time budget
-    that ends a running process (the facts then carry its error)."""
+    that ends a running process (the facts then carry its error); `confirm`: a kill by
+    a timeout counts only when the item times out again alone (`_confirm_timeouts`)."""
     cache = cache or KillerCache(None)
     killers = cache.get(fixture.patch, oracle_digest)
     request = replace(
@@ -167,7 +169,8 @@ def replay_applied(
     first = _files_of(killers, allowed) or first_files(fixture.patch, worktree, allowed)
     replay = _Replay(fixture, worktree, scratch, timeout, plain, stop)
     facts = _likely_first(replay, request, first)
-    facts = _confirm_timeouts(replay, request, facts)
+    if confirm:
+        facts = _confirm_timeouts(replay, request, facts)
     if facts.failed and not facts.error:
         cache.put(fixture.patch, oracle_digest, [f for f in facts.failed if "::" in f])
     return facts
