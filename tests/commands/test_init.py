@@ -327,6 +327,38 @@ def test_proposes_the_existing_tests_as_oracle_files_and_many_by_folder(make_rep
     assert globs == ("tests/oracles/**/*.py", "it/**/*.py", "tests/unit/**/*.py")
 
 
+def test_tests_at_the_root_are_proposed_by_test_module_name_never_as_every_python_file(
+    make_repo, capsys
+):
+    """six's shape: one module beside its test module at the root. In gitignore
+    semantics a root glob `*.py` matches every Python file at any depth, so the
+    production module would be an oracle file and every change to it
+    ORACLE_AUTHORSHIP. The root's globs name test modules only, in the commented
+    suggestion and when many files are proposed by folder."""
+    from andgate.trust.paths import matches
+
+    single = make_repo({"six.py": "", "test_six.py": "", "setup.py": "", "tox.ini": ""})
+    assert run_init(single.path) == 0
+    text = read(single, MANIFEST)
+    assert '    #   globs: ["test_*.py", "*_test.py"]  # 1 test file\n' in text
+    assert "test folders found (suggested in the manifest, commented): . (1)" in (
+        capsys.readouterr().out
+    )
+    suggested = ("test_*.py", "*_test.py")
+    assert matches("test_six.py", suggested) and matches("pkg/check_test.py", suggested)
+    assert not any(matches(p, suggested) for p in ("six.py", "setup.py", "src/six/core.py"))
+    # Many files: proposed by folder, the root's by test-module name.
+    many = make_repo(
+        {f"tests/test_{i}.py": "" for i in range(41)}
+        | {"test_root.py": "", "mod.py": "", "src/pkg/core.py": ""}
+    )
+    assert run_init(many.path) == 0
+    globs = parse_manifest(read(many, MANIFEST), MANIFEST).oracle.globs
+    assert globs == ("tests/oracles/**/*.py", "test_*.py", "*_test.py", "tests/**/*.py")
+    assert not any(matches(p, globs) for p in ("mod.py", "src/pkg/core.py"))
+    assert matches("test_root.py", globs) and matches("tests/test_40.py", globs)
+
+
 # click's shape: a conftest fixture, the pytest configuration in pyproject.toml, and
 # one non-strict xfail item in a file of otherwise ordinary tests.
 CLICKLIKE_PYPROJECT = """\

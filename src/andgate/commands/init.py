@@ -186,7 +186,8 @@ def survey_repo(git: Git) -> Survey:
     files = [f for f in _repo_files(git) if _is_utf8(f)]
     tests = [f for f in files if _is_test_module(PurePosixPath(f).name)]
     folders = sorted({str(PurePosixPath(f).parent) for f in tests})
-    # A folder's glob covers its subfolders, so its count includes their files.
+    # A folder's glob covers its subfolders, so its count includes their files (the
+    # root's, ROOT_GLOBS, every test module).
     counts = {d: sum(d == "." or is_under(f, d) for f in tests) for d in folders}
     markers: dict[str, tuple[str, ...]] = {}
     unreadable = []
@@ -315,6 +316,17 @@ def _is_test_module(name: str) -> bool:
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
+# The globs proposed for test modules at the repository's root: by test-module name.
+# In gitignore semantics "*.py" matches every Python file at any depth, so a
+# single-module project (six: six.py beside test_six.py) would have its production
+# module in the oracle class, and every change to it would be ORACLE_AUTHORSHIP.
+ROOT_GLOBS = ("test_*.py", "*_test.py")
+
+
+def _folder_glob(folder: str) -> list[str]:
+    return list(ROOT_GLOBS) if folder == "." else [f"{folder}/**/*.py"]
+
+
 def _markers_of(name: str, raw: bytes) -> tuple[str, ...]:
     """Registered marker names, read as pytest reads the file."""
     names = (MARKER_NAME.match(line) for line in pytest_config.markers(name, raw))
@@ -357,11 +369,11 @@ def _commented(lines: list[str]) -> str:
 
 
 def _glob_lines(folders: dict[str, int]) -> list[str]:
-    globs = {folder: "*.py" if folder == "." else f"{folder}/**/*.py" for folder in folders}
-    width = max(len(g) for g in globs.values()) + 4
+    globs = {folder: _yaml_list(_folder_glob(folder)) for folder in folders}
+    width = max(len(g) for g in globs.values())
     lines = []
     for folder, count in list(folders.items())[:MAX_SUGGESTED_FOLDERS]:
-        value = _yaml_list([globs[folder]])
+        value = globs[folder]
         lines.append(f"  globs: {value:<{width}}  # {plural(count, 'test file')}")
     if len(folders) > MAX_SUGGESTED_FOLDERS:
         lines.append(f"  ... and {len(folders) - MAX_SUGGESTED_FOLDERS} more test folders")
@@ -471,7 +483,7 @@ def xfail_note(survey: Survey) -> list[str]:
 def _folder_globs(folders: dict[str, int]) -> list[str]:
     """One glob per top-most test folder (a folder's glob covers its subfolders)."""
     tops = [d for d in folders if not any(o != d and is_under(d, o) for o in folders)]
-    return ["*.py" if d == "." else f"{d}/**/*.py" for d in tops]
+    return [glob for d in tops for glob in _folder_glob(d)]
 
 
 def _report(
