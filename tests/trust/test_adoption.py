@@ -32,6 +32,7 @@ from andgate.process.generated import (
     copy_into,
     generated_warning,
     read_generated,
+    suggested_glob,
     unnamed_generated,
 )
 from andgate.process.installed import InstalledProject
@@ -174,6 +175,19 @@ def test_untracked_files_in_the_installed_package_that_no_glob_names_are_reporte
     assert warning is not None and warning.code.value == "GENERATED_FILES"
     assert 'generated_files: ["src/pkg/_version.py"]' in warning.detail
     assert unnamed_generated(Git(repo.path), project, ("src/pkg/_version.py",)) == []
+
+
+def test_many_unnamed_files_are_suggested_as_one_glob():
+    """humanize's catalogs: their deepest common folder and their shared suffix."""
+    catalogs = [f"src/h/locale/{lang}/LC_MESSAGES/h.mo" for lang in ("de", "fr", "lv")]
+    assert suggested_glob(catalogs) == '["src/h/locale/**/*.mo"]'
+    assert suggested_glob(catalogs[:1]) == f'["{catalogs[0]}"]'
+    assert suggested_glob(["src/h/a.mo", "src/h/sub/b.dat"]) == '["src/h/**/*"]'
+    assert suggested_glob(["src/h/README", "src/h/x/LICENSE"]) == '["src/h/**/*"]'
+    warning = generated_warning(catalogs)
+    assert warning is not None
+    assert 'generated_files: ["src/h/locale/**/*.mo"]' in warning.detail
+    assert "fail to collect, fail or skip" in warning.detail
 
 
 def test_known_bad_proposals_leave_the_artifacts_folder_self_ignored(make_repo):
