@@ -375,7 +375,17 @@ def gettext_catalog(messages: dict[str, str]) -> bytes:
     return head + b"".join(tables) + blob
 
 
-def test_untracked_catalogs_of_an_editable_hatch_project_are_named_then_carried(installed):
+@pytest.mark.parametrize(
+    ("name", "pyproject"),
+    [
+        ("catstats", HATCH_VCS.format(name="catstats")),
+        ("scmcats", SETUPTOOLS_SCM.format(name="scmcats", template="")),
+    ],
+    ids=["hatch-vcs", "setuptools-scm (the control: a finder naming its package)"],
+)
+def test_untracked_catalogs_of_an_editable_project_are_named_then_carried(
+    installed, name, pyproject
+):
     """A hatchling editable install names no module in its RECORD, so the gate did not
     know the project's package: the untracked catalogs went unnamed (no
     GENERATED_FILES), and the i18n oracle skipped on head and on base alike, a
@@ -383,9 +393,9 @@ def test_untracked_catalogs_of_an_editable_hatch_project_are_named_then_carried(
     once named in generated_files they are carried into head's worktrees (the oracle
     runs), kept out of base's runs (not Python), and the production scan reads a
     catalog as the data it is. The control: a `.mo` whose bytes are no catalog (a
-    pickle) is still binary content, PRODUCTION_SUSPICIOUS."""
-    name = "catstats"
-    project, _ = installed(name, HATCH_VCS.format(name=name))
+    pickle) is still binary content, PRODUCTION_SUSPICIOUS. setuptools' editable finder
+    names its package, so that install was named before: the same warnings."""
+    project, _ = installed(name, pyproject)
     relative = CATALOG.format(name=name)
     repo, catalog = project.repo, f"{project.package}/{relative}"
     repo.edit(".gitignore", "build/\n", "build/\n*.mo\n")
