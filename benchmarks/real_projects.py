@@ -607,8 +607,15 @@ class Workspace:
             "seconds": round(result.seconds, 2),
             "load": round(result.load, 2),
             "exit": result.proc.returncode,
-            "said": [line.rstrip() for line in out.splitlines() if line.strip()][:40],
+            "said": said([line.rstrip() for line in out.splitlines() if line.strip()]),
         }
+
+
+def said(lines: list[str], head: int = 9, tail: int = 2) -> list[str]:
+    """What a command printed: its first lines and its last (the result line)."""
+    if len(lines) <= head + tail + 1:
+        return lines
+    return [*lines[:head], f"... {len(lines) - head - tail} more lines", *lines[-tail:]]
 
 
 def tail(result: bench.Timed, chars: int = 1500) -> str:
@@ -908,6 +915,63 @@ def print_report(result: Mapping[str, Any]) -> None:
                 print(f"      {reason[:160]}")
 
 
+def markdown_table(result: Mapping[str, Any]) -> str:
+    """benchmarks/README.md's two tables: each project (commit, layout, install, fixture,
+    suite time), then each change (the check's time, verdict and reasons)."""
+    lines = [
+        "| project | commit | layout | installed as CI does | known-bad fixture: killed by | "
+        "`pytest -q` s |",
+        "|---|---|---|---|---|---:|",
+    ]
+    for p in result["projects"]:
+        a = p["adoption"]
+        killer = a["fixture"]["replay"].rsplit("oracle failed: ", 1)[-1]
+        install = " ".join(["pip install", *p["install"].split()[4:]])
+        lines.append(
+            f"| {p['name']} {p['ref']} | `{p['commit'][:10]}` | {'; '.join(p['layout'])} | "
+            f"`{install}`{''.join(f'; `{b}`' for b in p['build'])} | "
+            f"`{a['fixture']['fix_commit'][:10]}` {a['fixture']['subject']}: `{killer}` | "
+            f"{_median([r['seconds'] for r in a['pytest']]):.1f} |"
+        )
+    lines += [
+        "",
+        "| project | change | check s | x `pytest -q` | verdict: reasons (warnings) |",
+        "|---|---|---:|---:|---|",
+    ]
+    for p in result["projects"]:
+        a = p["adoption"]
+        rows = [("adoption", "the README's steps", [a["check"]], a["pytest"])]
+        rows += [(c["kind"], c["subject"], c["check"], c["pytest"]) for c in p["changes"]]
+        for label, subject, checks, runs in rows:
+            seconds = _median([c["seconds"] for c in checks])
+            ratio = seconds / _median([r["seconds"] for r in runs])
+            last = checks[-1]
+            why = "; ".join(_short(r) for r in last["reasons"][:2])
+            warned = ", ".join(
+                code + (f" x{k}" if k > 1 else "") for code, k in last["warnings"].items()
+            )
+            text = f"**{verdict_text(last)}**" + (f": {why}" if why else "")
+            text += f" ({warned})" if warned else ""
+            lines.append(
+                f"| {p['name']} | {label}: {subject} | {seconds:.1f} | {ratio:.2f} | {text} |"
+            )
+    return "\n".join(lines)
+
+
+def _short(reason: str, limit: int = 90) -> str:
+    text = reason.split(": ", 1)[1] if ": " in reason else reason
+    return (text[: limit - 1] + "…" if len(text) > limit else text).replace("|", "\\|")
+
+
+def reprint(path: Path) -> int:
+    data = json.loads(path.read_text(encoding="utf-8"))["real_projects"]
+    result = {**data, "projects": list(data["projects"].values())}
+    print_report(result)
+    print()
+    print(markdown_table(result))
+    return 0
+
+
 def write_out(path: Path, result: dict[str, Any]) -> None:
     """Add the rows and a `real_projects` section; keep everything already there."""
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"rows": []}
@@ -926,6 +990,21 @@ def write_out(path: Path, result: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
 
 
+def scrubbed(value: Any, places: Mapping[str, str]) -> Any:
+    """`value` with this machine's folders (the scratch folder, the clones, the
+    virtualenvs, andgate's checkout) named by role: a results file says what was run,
+    not where."""
+    if isinstance(value, str):
+        for folder, name in sorted(places.items(), key=lambda p: -len(p[0])):
+            value = value.replace(folder, name)
+        return value
+    if isinstance(value, list):
+        return [scrubbed(v, places) for v in value]
+    if isinstance(value, dict):
+        return {k: scrubbed(v, places) for k, v in value.items()}
+    return value
+
+
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -939,11 +1018,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=None, help="results file to add to")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     parser.add_argument("--list", action="store_true", help="the projects and how to clone them")
+    parser.add_argument(
+        "--reprint",
+        type=Path,
+        default=None,
+        help="print a results file's run again, as markdown too",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.reprint is not None:
+        return reprint(args.reprint)
     if args.list or args.clones is None:
         for p in PROJECTS:
             print(f"git clone https://github.com/{p.repository} CLONES/{p.name}  # {p.ref}")
@@ -973,6 +1060,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "projects": measured,
             "failed": failed,
         }
+        places = {str(root): "SCRATCH", str(args.clones.resolve()): "CLONES"}
+        if args.venvs is not None:
+            places[str(args.venvs.resolve())] = "VENVS"
+        places[str(ANDGATE_ROOT)] = "ANDGATE"
+        if args.out is not None and args.out.is_absolute():
+            places[str(args.out)] = "OUT"
+        result = scrubbed(result, places)
         print_report(result)
         if args.out is not None:
             write_out(args.out, result)
