@@ -53,6 +53,12 @@ SYNTHETIC_IDENTITY = {
 WAKE = 0.2
 
 
+# Settings that make git run a program of the repository's choosing are switched off
+# for every call: hooks, and the fsmonitor hook (code under test can write the
+# repository's config while a check runs; the gate's later git calls must not run it).
+SAFE_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+
+
 def decode_path(raw: bytes) -> str:
     """git paths are bytes; surrogateescape keeps non-UTF-8 names round-trippable."""
     return raw.decode("utf-8", "surrogateescape")
@@ -125,7 +131,7 @@ class Git:
         exe = shutil.which("git")
         if exe is None:
             raise GitNotFound("git is not installed or not on PATH: install git and retry")
-        cmd = (exe, "-c", "core.hooksPath=/dev/null", "-c", "core.quotepath=false", *args)
+        cmd = (exe, *SAFE_CONFIG, "-c", "core.quotepath=false", *args)
         limit = self.timeout if timeout is None else timeout
         try:
             proc = subprocess.run(
@@ -489,7 +495,7 @@ class CatFile:
         exe = shutil.which("git")
         if exe is None:
             raise GitNotFound("git is not installed or not on PATH: install git and retry")
-        cmd = (exe, "-c", "core.hooksPath=/dev/null", "cat-file", option)
+        cmd = (exe, *SAFE_CONFIG, "cat-file", option)
         self.timeout = git.timeout
         self._lock = threading.Lock()
         self._buffer = bytearray()

@@ -77,6 +77,49 @@ def item_outcome(phases: Mapping[str, Any] | None) -> Outcome:
     return Outcome.MISSING
 
 
+@dataclass(frozen=True, slots=True)
+class ItemFacts:
+    """What pytest collection tells us about one item (slotted: a check holds
+    several per collected item)."""
+
+    nodeid: str
+    path: str
+    name: str
+    markers: frozenset[str] = frozenset()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodeid": self.nodeid,
+            "path": self.path,
+            "name": self.name,
+            "markers": sorted(self.markers),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ItemFacts:
+        return cls(data["nodeid"], data["path"], data["name"], frozenset(data["markers"]))
+
+
+@dataclass(frozen=True, slots=True)
+class InventoryRecord:
+    """One line of the trust inventory (`trust_inventory.json`): an item, its class,
+    why, and its outcome (None: it did not run in its class's process)."""
+
+    facts: ItemFacts
+    cls: str
+    why: str
+    outcome: str | None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "nodeid": self.facts.nodeid,
+            "file": self.facts.path,
+            "class": self.cls,
+            "why": self.why,
+            "outcome": self.outcome,
+        }
+
+
 class Reason(enum.StrEnum):
     MANIFEST_INVALID = "MANIFEST_INVALID"
     NO_ORACLE = "NO_ORACLE"
@@ -263,6 +306,12 @@ class ReplayFacts:
     error: str | None = None
     seconds: float = 0.0
     timed_out: tuple[str, ...] = ()  # of `failed`, those that ran past their limit
+    # what its runs loaded that is not the test side they were given: it proves nothing
+    tampered: tuple[str, ...] = ()
+    # Oracle items not run: they timed out on head without the fixture, so they prove
+    # nothing here (`check.oracle.replay._Replay.run`).
+    hung_on_head: tuple[str, ...] = ()
+    waited: float = 0.0  # seconds spent on items that ran past their limit
 
     @property
     def status(self) -> ReplayStatus:
@@ -272,6 +321,18 @@ class ReplayFacts:
         if not self.applied:
             return ReplayStatus.STALE
         return ReplayStatus.BITES if self.failed else ReplayStatus.GREEN
+
+
+@dataclass(frozen=True)
+class Tampering:
+    """A trusted run (oracle, property, known-bad replay, a run of base) that loaded
+    test-side code other than the tree it checked out (contract section 4, step 4):
+    PRODUCTION_SUSPICIOUS, and its results do not count, whoever approved: no review
+    of the production code makes it base's tests that ran."""
+
+    detail: str  # the file, the module the run loaded from it, and why
+    run: str  # which run: "oracle", "known-bad kb_x", "base oracle", ...
+    bit: Bit  # the class whose results it was to give
 
 
 @dataclass(frozen=True)
@@ -367,6 +428,7 @@ class Facts:
     untrusted: ClassFacts | None = None
     discrimination: DiscriminationFacts | None = None
     disputes: DisputeFacts | None = None  # None: no disputes file was read
+    tampered: tuple[Tampering, ...] = ()  # trusted runs that did not run the test side given
     fail_closed_untrusted: bool = True
     warnings: tuple[Finding, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)

@@ -18,6 +18,7 @@ from andgate.commands.cli import main
 from andgate.commands.init import run_init
 from andgate.commands.sample import AGENT, SampleRepo
 from andgate.plugin.classify import accepted_invariants
+from andgate.records import Construct
 from andgate.trust.freeze import parse_freezes
 from andgate.trust.manifest import parse_manifest
 
@@ -313,6 +314,28 @@ def test_fills_generated_files_from_the_version_generating_backend(make_repo, ca
     assert manifest.generated_files == ("src/pkg/_version.py",)
 
 
+def test_the_top_folder_is_proposed_by_its_test_modules_never_every_python_file(make_repo):
+    """six's shape, a test module beside the module it tests: the top folder's glob is
+    its test modules. "*.py" (gitignore: every Python file, at any depth) would make
+    the production module an oracle file, and every change to it ORACLE_AUTHORSHIP."""
+    few = make_repo({"sixlike.py": "", "test_sixlike.py": "", "setup.py": ""})
+    assert run_init(few.path) == 0
+    text = read(few, MANIFEST)
+    assert '    #   globs: ["test_*.py", "*_test.py"]  # 1 test file\n' in text
+    assert parse_manifest(text, MANIFEST).oracle.globs == (
+        "tests/oracles/**/*.py",
+        "test_sixlike.py",
+    )
+    many = make_repo({f"test_{i}.py": "" for i in range(41)} | {"mod.py": "", "pkg/x_test.py": ""})
+    assert run_init(many.path) == 0
+    globs = parse_manifest(read(many, MANIFEST), MANIFEST).oracle.globs
+    assert globs == ("tests/oracles/**/*.py", "test_*.py", "*_test.py")
+    from andgate.trust.paths import matches
+
+    assert matches("test_40.py", globs) and matches("pkg/x_test.py", globs)
+    assert not matches("mod.py", globs)
+
+
 def test_proposes_the_existing_tests_as_oracle_files_and_many_by_folder(make_repo):
     few = make_repo({"tests/test_a.py": "", "tests/unit/test_b.py": "", "src/m.py": ""})
     assert run_init(few.path) == 0
@@ -325,38 +348,6 @@ def test_proposes_the_existing_tests_as_oracle_files_and_many_by_folder(make_rep
     assert run_init(many.path) == 0
     globs = parse_manifest(read(many, MANIFEST), MANIFEST).oracle.globs
     assert globs == ("tests/oracles/**/*.py", "it/**/*.py", "tests/unit/**/*.py")
-
-
-def test_tests_at_the_root_are_proposed_by_test_module_name_never_as_every_python_file(
-    make_repo, capsys
-):
-    """six's shape: one module beside its test module at the root. In gitignore
-    semantics a root glob `*.py` matches every Python file at any depth, so the
-    production module would be an oracle file and every change to it
-    ORACLE_AUTHORSHIP. The root's globs name test modules only, in the commented
-    suggestion and when many files are proposed by folder."""
-    from andgate.trust.paths import matches
-
-    single = make_repo({"six.py": "", "test_six.py": "", "setup.py": "", "tox.ini": ""})
-    assert run_init(single.path) == 0
-    text = read(single, MANIFEST)
-    assert '    #   globs: ["test_*.py", "*_test.py"]  # 1 test file\n' in text
-    assert "test folders found (suggested in the manifest, commented): . (1)" in (
-        capsys.readouterr().out
-    )
-    suggested = ("test_*.py", "*_test.py")
-    assert matches("test_six.py", suggested) and matches("pkg/check_test.py", suggested)
-    assert not any(matches(p, suggested) for p in ("six.py", "setup.py", "src/six/core.py"))
-    # Many files: proposed by folder, the root's by test-module name.
-    many = make_repo(
-        {f"tests/test_{i}.py": "" for i in range(41)}
-        | {"test_root.py": "", "mod.py": "", "src/pkg/core.py": ""}
-    )
-    assert run_init(many.path) == 0
-    globs = parse_manifest(read(many, MANIFEST), MANIFEST).oracle.globs
-    assert globs == ("tests/oracles/**/*.py", "test_*.py", "*_test.py", "tests/**/*.py")
-    assert not any(matches(p, globs) for p in ("mod.py", "src/pkg/core.py"))
-    assert matches("test_root.py", globs) and matches("tests/test_40.py", globs)
 
 
 # click's shape: a conftest fixture, the pytest configuration in pyproject.toml, and
@@ -510,6 +501,15 @@ INSTALLS = {
          'docs = ["x"]\ntests = ["pytest"]\n'},
         'python -m pip install -e ".[tests]"',
     ),
+    "setup.cfg extra": (
+        {"setup.cfg": "[metadata]\nname = p\n\n[options.extras_require]\ntesting =\n    pytest\n"},
+        'python -m pip install -e ".[testing]"',
+    ),
+    "setup.py extra": (
+        {"setup.py": "from setuptools import setup\n\nEXTRAS = {'doc': ['x'], 'test': ['y']}\n"
+         "setup(name='p', extras_require=EXTRAS)\n"},
+        'python -m pip install -e ".[test]"',
+    ),
     "requirements": (
         {"requirements/test.txt": "pytest\n"},
         "python -m pip install -e . -r requirements/test.txt",
@@ -536,6 +536,47 @@ def test_init_github_installs_the_test_dependencies(make_repo, kind):
     steps = yaml.safe_load(text)["jobs"]["andgate"]["steps"]
     first_run = next(s["run"] for s in steps if "run" in s)
     assert first_run.startswith("python -m pip install -e ")
+
+
+PLUGIN_HOOKS = frozenset({Construct.PYTEST_PLUGIN, Construct.HARNESS_REFERENCE})
+
+
+def test_a_pytest_plugins_declared_modules_get_their_hooks_allowed(make_repo, capsys):
+    """docs/pytest-plugin-projects.md: a plugin's hooks (and its `import pytest`) are
+    production code the scan flags in every change that adds one. init allows them in
+    the modules the build files declare, and names a declaration it found no file for."""
+    repo = make_repo(
+        {
+            "pyproject.toml": '[project]\nname = "pytest-x"\n[project.entry-points.pytest11]\n'
+            'x = "pytest_x.plugin"\ngone = "pytest_x.gone:hooks"\n',
+            "src/pytest_x/__init__.py": "",
+            "src/pytest_x/plugin.py": "",
+            "src/pytest_x/core.py": "",
+        }
+    )
+    assert run_init(repo.path) == 0
+    out = capsys.readouterr().out
+    manifest = parse_manifest(read(repo, MANIFEST), MANIFEST)
+    assert manifest.production_scan_allow == {"src/pytest_x/plugin.py": PLUGIN_HOOKS}
+    assert (
+        "pytest plugin modules, their hooks allowed (production_scan.allow): "
+        "src/pytest_x/plugin.py\n"
+    ) in out
+    assert "pytest plugin gone = pytest_x.gone:hooks: no file of this repository holds" in out
+    # pytest-timeout's shape: one module at the top, declared in setup.cfg
+    single = make_repo(
+        {
+            "setup.cfg": "[options.entry_points]\npytest11 =\n    timeout = pytest_timeout\n",
+            "pytest_timeout.py": "",
+        }
+    )
+    assert run_init(single.path) == 0
+    manifest = parse_manifest(read(single, MANIFEST), MANIFEST)
+    assert manifest.production_scan_allow == {"pytest_timeout.py": PLUGIN_HOOKS}
+    # a project that declares no plugin allows nothing
+    plain = make_repo({"pyproject.toml": '[project]\nname = "p"\n', "p/__init__.py": ""})
+    assert run_init(plain.path) == 0
+    assert "production_scan" not in read(plain, MANIFEST)
 
 
 def test_help(capsys):

@@ -14,14 +14,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from andgate.check.inventory.items import Record, counts
+from andgate.check.inventory.items import counts
 from andgate.process.requests import RunEnvironment
 from andgate.process.results import RunResult
 from andgate.records import (
+    Bit,
     Facts,
     Finding,
+    InventoryRecord,
     ReplayFacts,
     Role,
+    Tampering,
 )
 from andgate.report.context import ReportContext
 from andgate.report.junit import Attempt, annotate
@@ -39,6 +42,15 @@ class RunName(enum.StrEnum):
     PROPERTY = "property"
     UNTRUSTED = "untrusted"
     FLAKE = "flake"
+
+
+# How a run of `RunName` is named where its results are voided.
+RUN_TITLES: dict[str, str] = {
+    RunName.ORACLE: "oracle",
+    RunName.BASE_ORACLE: "base oracle collection",
+    RunName.BASE_SKIPS: "oracle skips on base",
+    RunName.PROPERTY: "property",
+}
 
 
 @dataclass
@@ -92,7 +104,7 @@ class CheckState:
     runs: dict[str, RunResult] = field(default_factory=dict)
     units_ran: dict[str, str] = field(default_factory=dict)  # unit -> its run's name
     replays: list[ReplayFacts] = field(default_factory=list)
-    inventory: list[Record] = field(default_factory=list)
+    inventory: list[InventoryRecord] = field(default_factory=list)
     property_seed: int | None = None
     approvals: tuple[Approval, ...] = ()
     # owners' reviews of earlier commits whose protected files changed since
@@ -137,6 +149,22 @@ class CheckState:
             disputes_file=self.found.disputes.path if self.found.disputes else "",
             generated=self.generated,
         )
+
+    def tampering(self) -> tuple[Tampering, ...]:
+        """What the trusted runs so far loaded that is not the test side they were
+        given (`process.integrity.judge`), each file once, with the class it voids."""
+        found: dict[str, Tampering] = {}
+        for name, result in self.runs.items():
+            kind = name.partition("@")[0].partition(".")[0]
+            bit = Bit.PROPERTY if kind == RunName.PROPERTY else Bit.ORACLE
+            title = RUN_TITLES.get(kind, kind)
+            for detail in result.tampered:
+                found.setdefault(detail, Tampering(detail, title, bit))
+        for replay in self.replays:
+            title = f"known-bad {replay.name}"
+            for detail in replay.tampered:
+                found.setdefault(detail, Tampering(detail, title, Bit.KNOWN_BAD))
+        return tuple(found.values())
 
     def capture(self) -> None:
         self.captured.collect(self.runs)

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from andgate import writer
-from andgate.check.inventory.items import Record
 from andgate.check.plan.trees import Plan, make_plan
 from andgate.errors import AndgateError
 from andgate.git import Git
@@ -38,7 +37,7 @@ from andgate.process.requests import RunEnvironment, RunRequest
 from andgate.process.results import RunResult
 from andgate.process.run import run_pytest
 from andgate.process.worktree import WorktreePool, scratch_dir, worktree_pool
-from andgate.records import Role
+from andgate.records import InventoryRecord, Role
 from andgate.trust.config import BaseConfig, load_base_config
 from andgate.trust.freeze import parse_freezes
 from andgate.trust.manifest import Manifest, parse_manifest
@@ -92,12 +91,16 @@ def open_target(repo: Path, manifest_path: str, rev: str | None) -> Target:
     return Target(git, commit, history, what, config, generated)
 
 
-def run_environment(target: Target, plan: Plan) -> RunEnvironment:
-    """As `check`'s runs: an installed project imports the worktree's code."""
+def run_environment(
+    target: Target, plan: Plan, item_timeout: float | None = None
+) -> RunEnvironment:
+    """As `check`'s runs: an installed project imports the worktree's code, and each
+    test item has `item_timeout` seconds (None: no item limit, as for a collection)."""
     return RunEnvironment(
         checkout=target.git.repo,
         project=find_installed_project(target.git.repo, plan.head_paths),
         scrub_env=target.config.manifest.scrub_env,
+        item_timeout=item_timeout,
     )
 
 
@@ -160,7 +163,7 @@ class Collected:
 
     head: str
     rules: Rules
-    records: tuple[Record, ...]
+    records: tuple[InventoryRecord, ...]
     collection_errors: tuple[tuple[str, str], ...]
     notes: tuple[str, ...] = ()  # warnings about the run (GENERATED_FILES)
     # Oracle items an xfail mark makes xfail here, with its reason: they never pass.
@@ -212,8 +215,8 @@ def collect_inventory(target: Target, today: dt.date, timeout: float) -> Collect
     )
 
 
-def _records(result: RunResult) -> tuple[Record, ...]:
-    records = {i.facts.nodeid: Record(i.facts, i.cls, i.why, None) for i in result.items}
+def _records(result: RunResult) -> tuple[InventoryRecord, ...]:
+    records = {i.facts.nodeid: InventoryRecord(i.facts, i.cls, i.why, None) for i in result.items}
     return tuple(sorted(records.values(), key=lambda r: r.facts.nodeid))
 
 

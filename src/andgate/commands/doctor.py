@@ -14,11 +14,13 @@ Exit codes: 0 nothing would trip the next check, 1 something would, 2 could not 
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from andgate.commands import options
 from andgate.commands.common import (
     Target,
     collect_inventory,
@@ -27,6 +29,7 @@ from andgate.commands.common import (
     open_target,
     plural,
     read_file,
+    run_environment,
     target_pool,
 )
 from andgate.commands.lock import fixture_digests
@@ -34,9 +37,9 @@ from andgate.commands.replay_known_bad import _replay_all
 from andgate.commands.xfails import FIX as XFAIL_FIX
 from andgate.commands.xfails import WHY as XFAIL_WHY
 from andgate.errors import FreezeFileError, ManifestError
-from andgate.exitcodes import DoctorExit
+from andgate.exitcodes import Exit
 from andgate.git import Git
-from andgate.process.requests import DEFAULT_TIMEOUT
+from andgate.process.requests import DEFAULT_ITEM_TIMEOUT, DEFAULT_TIMEOUT
 from andgate.records import Outcome, Reason, ReplayStatus, TrustClass
 from andgate.trust import locks
 from andgate.trust.adoption import has_andgate_config, target_branch
@@ -103,9 +106,37 @@ def run_doctor(
         print(f"  {index}. {line}")
     if found.problems:
         print(f"result: {found.result()}")
-        return DoctorExit.PROBLEMS
+        return Exit.BLOCK
     print("result: nothing the next check would trip on")
-    return DoctorExit.OK
+    return Exit.OK
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Look at the working tree as it is (uncommitted edits included; --rev for a commit, "
+        "its committed workflows and lock too): the manifest, the clone, the target branch, "
+        "the oracle and property classes, the known-bad fixtures (present and biting), "
+        "generated files, collection errors, the lock, the freezes and the CI workflow. "
+        "Exit 0 nothing would trip the next check, 1 something would, 2 could not run."
+    )
+    options.add_repo(parser)
+    options.add_rev(parser)
+    options.add_manifest(parser)
+    options.add_today(parser)
+    options.add_jobs(parser)
+    options.add_timeout(parser)
+    options.handled_by(parser, _doctor)
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    return run_doctor(
+        args.repo,
+        manifest=args.manifest,
+        today=options.today(args),
+        jobs=args.jobs,
+        timeout=args.timeout,
+        rev=args.rev,
+    )
 
 
 def _clone(git: Git, found: Findings) -> None:
@@ -231,7 +262,10 @@ def _known_bad(target: Target, jobs: int, timeout: float, found: Findings, named
         plan = head_plan(target.git, target.commit, config, scratch)
         if not plan.trusted_oracle_files:
             return  # NO_ORACLE, reported above
-        baseline, replays = _replay_all(plan, target, pool, scratch, (jobs, timeout))
+        # replay-known-bad's default item limit: a hang costs a minute, not --timeout
+        environment = run_environment(target, plan, DEFAULT_ITEM_TIMEOUT)
+        limits = (jobs, timeout)
+        baseline, replays = _replay_all(plan, target, pool, scratch, limits, environment)
     # The xfail items the collection named are not named twice; the first other one is.
     not_passing = [(n, what) for n, what in baseline.not_passing if n not in named]
     if baseline.error:

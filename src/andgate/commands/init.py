@@ -12,6 +12,9 @@ Exit codes: 0 done (even when every file already existed), 2 could not write.
 
 from __future__ import annotations
 
+import argparse
+import ast
+import configparser
 import re
 import textwrap
 import tomllib
@@ -21,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from andgate import writer
+from andgate.commands import options
 from andgate.commands.agents import HINT as AGENTS_HINT
 from andgate.commands.agents import add_agent_block
 from andgate.commands.common import open_repo, plural, read_file
@@ -29,14 +33,13 @@ from andgate.commands.xfails import FIX as XFAIL_FIX
 from andgate.commands.xfails import WHY as XFAIL_WHY
 from andgate.commands.xfails import Xfail, xfails_in
 from andgate.errors import AndgateError, ManifestError
-from andgate.exitcodes import InitExit
+from andgate.exitcodes import Exit
 from andgate.git import Git, decode_path
-from andgate.trust import pytest_config
+from andgate.trust import project_plugins, pytest_config
 from andgate.trust.freeze_edit import yaml_string
 from andgate.trust.manifest import DEFAULT_MANIFEST, Manifest, parse_manifest
 from andgate.trust.paths import is_under
 
-EXIT_OK = InitExit.OK
 MARKER_NAME = re.compile(r"\s*([A-Za-z_]\w*)")
 ORACLE_HINTS = ("oracle", "golden", "regression", "acceptance", "contract", "snapshot", "example")
 PROPERTY_HINTS = ("propert", "hypothesis", "fuzz", "seed")
@@ -95,6 +98,10 @@ class Survey:
     install: str = ""  # how CI installs the project with its test dependencies
     # Test files that make items xfail, with where: never proposed as oracles.
     xfails: Mapping[str, tuple[Xfail, ...]] = field(default_factory=dict)
+    # The modules of the project's own pytest plugins (`pytest11` entry points its
+    # build files declare): their hooks are allowed there (production_scan.allow).
+    plugin_files: tuple[str, ...] = ()
+    unfound_plugins: tuple[str, ...] = ()  # "name = target" whose module no file holds
 
     @property
     def marker_names(self) -> tuple[str, ...]:
@@ -135,7 +142,33 @@ def run_init(
         (created if _create(root, rel, text) else skipped).append(rel)
     print(_report(root, layout, survey, created, skipped), end="")
     print(add_agent_block(root, agents, layout.manifest) if agents else AGENTS_HINT)
-    return EXIT_OK
+    return Exit.OK
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Write the manifest, oracle and known-bad folders, INVARIANTS.md, the freeze file and "
+        "an empty lock; suggest globs for existing test folders and markers. Never "
+        "overwrites a file. Exit 0 done, 2 could not write."
+    )
+    options.add_repo(parser)
+    options.add_manifest(parser)
+    parser.add_argument(
+        "--github",
+        action="store_true",
+        help="also write .github/workflows/andgate.yml (the secure pull-request workflow)",
+    )
+    parser.add_argument(
+        "--agents",
+        metavar="FILE",
+        help="add a short block to the agent instruction file FILE (e.g. AGENTS.md): never "
+        "edit oracle tests; if one contradicts the task, run `andgate dispute` and stop",
+    )
+    options.handled_by(parser, _init)
+
+
+def _init(args: argparse.Namespace) -> int:
+    return run_init(args.repo, manifest=args.manifest, github=args.github, agents=args.agents)
 
 
 def _existing_manifest(root: Path, path: str) -> Manifest | None:
@@ -186,8 +219,7 @@ def survey_repo(git: Git) -> Survey:
     files = [f for f in _repo_files(git) if _is_utf8(f)]
     tests = [f for f in files if _is_test_module(PurePosixPath(f).name)]
     folders = sorted({str(PurePosixPath(f).parent) for f in tests})
-    # A folder's glob covers its subfolders, so its count includes their files (the
-    # root's, ROOT_GLOBS, every test module).
+    # A folder's glob covers its subfolders, so its count includes their files.
     counts = {d: sum(d == "." or is_under(f, d) for f in tests) for d in folders}
     markers: dict[str, tuple[str, ...]] = {}
     unreadable = []
@@ -203,6 +235,8 @@ def survey_repo(git: Git) -> Survey:
         if found:
             markers[name] = found
     pyproject = _pyproject(git.repo)
+    build_files = {name: read_file(git.repo, name) for name in project_plugins.BUILD_FILES}
+    plugin_files, unfound = plugin_modules(files, project_plugins.declared_plugins(build_files))
     return Survey(
         counts,
         markers,
@@ -211,7 +245,29 @@ def survey_repo(git: Git) -> Survey:
         generated=generated_by_backend(pyproject),
         install=install_command(git.repo, pyproject),
         xfails=_xfails(git.repo, tests),
+        plugin_files=plugin_files,
+        unfound_plugins=unfound,
     )
+
+
+def plugin_modules(
+    files: Iterable[str], declared: Iterable[tuple[str, str]]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The repository files that hold the modules of the declared pytest plugins (under
+    any source folder: `src/pkg/plugin.py` holds `pkg.plugin`), and each declaration
+    (`name = target`) whose module no file holds."""
+    files = list(files)
+    found: list[str] = []
+    unfound = []
+    for name, target in sorted(declared):
+        module = target.split(":", 1)[0].strip().replace(".", "/")
+        tails = (f"{module}.py", f"{module}/__init__.py")
+        hits = [f for f in files if any(f == t or f.endswith(f"/{t}") for t in tails)]
+        if hits:
+            found += hits
+        else:
+            unfound.append(f"{name} = {target}")
+    return tuple(dict.fromkeys(found)), tuple(unfound)
 
 
 def _xfails(root: Path, tests: Iterable[str]) -> dict[str, tuple[Xfail, ...]]:
@@ -281,7 +337,7 @@ EDIT_ME = "  # andgate init: edit this line to install your test dependencies"
 def install_command(root: Path, pyproject: Mapping[str, Any]) -> str:
     """The project and its test dependencies, from its extras or requirements
     files; a marked line to edit when neither names them."""
-    extras = _table(pyproject, "project", "optional-dependencies")
+    extras = {*_table(pyproject, "project", "optional-dependencies"), *_setuptools_extras(root)}
     extra = next((e for e in TEST_EXTRAS if e in extras), None)
     if extra is not None:
         return f'python -m pip install -e ".[{extra}]"'
@@ -289,6 +345,58 @@ def install_command(root: Path, pyproject: Mapping[str, Any]) -> str:
     if requirements is not None:
         return f"python -m pip install -e . -r {requirements}"
     return f"python -m pip install -e . pytest{EDIT_ME}"
+
+
+def _setuptools_extras(root: Path) -> set[str]:
+    """The extras setuptools reads from `setup.cfg` (`[options.extras_require]`) and
+    from `setup.py` (a literal `extras_require` dict, or a module-level name bound to
+    one). A file that cannot be read names none: the install line is then marked."""
+    return _setup_cfg_extras(_text(root, "setup.cfg")) | _setup_py_extras(_text(root, "setup.py"))
+
+
+def _text(root: Path, rel: str) -> str:
+    try:
+        raw = read_file(root, rel)
+        return "" if raw is None else raw.decode("utf-8-sig")
+    except (AndgateError, OSError, UnicodeDecodeError):
+        return ""
+
+
+def _setup_cfg_extras(text: str) -> set[str]:
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return set()
+    section = "options.extras_require"
+    return set(parser[section]) if parser.has_section(section) else set()
+
+
+def _setup_py_extras(text: str) -> set[str]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    bound = {
+        target.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        for keyword in node.keywords if isinstance(node, ast.Call) else ():
+            value = keyword.value
+            if keyword.arg == "extras_require" and isinstance(value, ast.Name):
+                value = bound.get(value.id, value)
+            if keyword.arg == "extras_require" and isinstance(value, ast.Dict):
+                found |= {
+                    k.value
+                    for k in value.keys
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                }
+    return found
 
 
 def _repo_files(git: Git) -> list[str]:
@@ -316,17 +424,6 @@ def _is_utf8(text: str) -> bool:
 
 def _is_test_module(name: str) -> bool:
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-
-
-# The globs proposed for test modules at the repository's root: by test-module name.
-# In gitignore semantics "*.py" matches every Python file at any depth, so a
-# single-module project (six: six.py beside test_six.py) would have its production
-# module in the oracle class, and every change to it would be ORACLE_AUTHORSHIP.
-ROOT_GLOBS = ("test_*.py", "*_test.py")
-
-
-def _folder_glob(folder: str) -> list[str]:
-    return list(ROOT_GLOBS) if folder == "." else [f"{folder}/**/*.py"]
 
 
 def _markers_of(name: str, raw: bytes) -> tuple[str, ...]:
@@ -370,12 +467,22 @@ def _commented(lines: list[str]) -> str:
     return "".join(f"    # {line}".rstrip() + "\n" for line in lines)
 
 
+# The glob of the repository's top folder: its test modules at any depth (gitignore
+# semantics), never "*.py", which would make every Python file, production too, an oracle.
+TOP_FOLDER_GLOBS = ("test_*.py", "*_test.py")
+
+
+def folder_globs(folder: str) -> list[str]:
+    """The oracle globs of a test folder: everything under it; the top folder's test modules."""
+    return list(TOP_FOLDER_GLOBS) if folder == "." else [f"{folder}/**/*.py"]
+
+
 def _glob_lines(folders: dict[str, int]) -> list[str]:
-    globs = {folder: _yaml_list(_folder_glob(folder)) for folder in folders}
-    width = max(len(g) for g in globs.values())
+    values = {folder: _yaml_list(folder_globs(folder)) for folder in folders}
+    width = max(len(v) for v in values.values())
     lines = []
     for folder, count in list(folders.items())[:MAX_SUGGESTED_FOLDERS]:
-        value = globs[folder]
+        value = values[folder]
         lines.append(f"  globs: {value:<{width}}  # {plural(count, 'test file')}")
     if len(folders) > MAX_SUGGESTED_FOLDERS:
         lines.append(f"  ... and {len(folders) - MAX_SUGGESTED_FOLDERS} more test folders")
@@ -441,7 +548,26 @@ def manifest_text(layout: Layout, survey: Survey) -> str:
         oracle_globs=_proposed_oracle_globs(layout, survey),
         xfail_note=_commented(xfail_note(survey)),
         generated_files=_yaml_list(survey.generated),
+        production_scan=production_scan_text(survey),
     )
+
+
+PLUGIN_CONSTRUCTS = "[pytest_plugin, harness_reference]"
+
+
+def production_scan_text(survey: Survey) -> str:
+    """For a project that is a pytest plugin: its hooks and `import pytest`, allowed in
+    the modules its build files declare (docs/pytest-plugin-projects.md)."""
+    lines = [
+        "# This project declares pytest plugins (pytest11 entry points): their hooks and",
+        "# `import pytest` are production code that the scan flags (pytest_plugin,",
+        "# harness_reference) in every change that adds one, except where allowed here:",
+        "# the declared modules. A hook added anywhere else is still flagged.",
+        "production_scan:",
+        "  allow:",
+        *(f"    {yaml_string(f)}: {PLUGIN_CONSTRUCTS}" for f in survey.plugin_files),
+    ]
+    return "\n".join(lines) + "\n" if survey.plugin_files else ""
 
 
 def _proposed_oracle_globs(layout: Layout, survey: Survey) -> str:
@@ -483,9 +609,13 @@ def xfail_note(survey: Survey) -> list[str]:
 
 
 def _folder_globs(folders: dict[str, int]) -> list[str]:
-    """One glob per top-most test folder (a folder's glob covers its subfolders)."""
-    tops = [d for d in folders if not any(o != d and is_under(d, o) for o in folders)]
-    return [glob for d in tops for glob in _folder_glob(d)]
+    """The globs of each top-most test folder (a folder's glob covers its subfolders)."""
+    tops = [d for d in folders if not any(o != d and _holds(o, d) for o in folders)]
+    return [glob for d in tops for glob in folder_globs(d)]
+
+
+def _holds(folder: str, other: str) -> bool:
+    return folder == "." or is_under(other, folder)
 
 
 def _report(
@@ -502,6 +632,16 @@ def _report(
     lines += [f"could not read {name}; its markers are not suggested" for name in survey.unreadable]
     if survey.generated:
         lines.append(f"generated files (generated_files): {', '.join(survey.generated)}")
+    if survey.plugin_files:
+        lines.append(
+            f"pytest plugin modules, their hooks allowed (production_scan.allow): "
+            f"{', '.join(survey.plugin_files)}"
+        )
+    lines += [
+        f"pytest plugin {plugin}: no file of this repository holds its module; allow its "
+        "hooks where they live under production_scan.allow (docs/pytest-plugin-projects.md)"
+        for plugin in survey.unfound_plugins
+    ]
     if survey.xfails:
         lines.append(
             f"not proposed as oracles, {plural(len(survey.xfails), 'test file')} with xfail "
@@ -589,6 +729,7 @@ known_bad_dir: {known_bad_dir}
 owners: []
 # Empty: every changed file that is neither a test nor a trust-root file is production.
 production_globs: []
+{production_scan}\
 # sha256 of every file under fixtures_dir; `andgate lock update` writes it.
 lock_file: {lock_file}
 fixtures_dir: {fixtures_dir}

@@ -14,12 +14,17 @@ already fails proves nothing. harvest walks the history of HEAD (or REV).
   way; per file and function, how many survive. `--write N` proposes the N most
   useful killed mutants as fixtures.
 
+Each test item has `--item-timeout` seconds, as in `check`; the candidates'
+limit comes from what the items took in that first oracle run (`process.limits`),
+and a kill by a timeout counts only when the item times out again alone.
+
 Candidates go to a proposals folder, never into `known_bad_dir`. Exit codes:
 0 done (misses and survivors are findings, not failures), 2 could not run.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -29,11 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from andgate import writer
-from andgate.check.cache import GreenCache, SharedKillers
+from andgate.check.cache import GreenCache, SharedKillers, default_cache_dir
 from andgate.check.discrimination.mutate import Mutant, mutants_of
 from andgate.check.oracle.phase import judged_against_itself
 from andgate.check.plan.trees import Plan
-from andgate.commands import proposals
+from andgate.commands import options, proposals
 from andgate.commands.common import (
     Target,
     generated_notes,
@@ -57,9 +62,11 @@ from andgate.commands.harvest import (
     test_side_filter,
 )
 from andgate.errors import AndgateError
-from andgate.exitcodes import HarvestExit, MutantsExit
+from andgate.exitcodes import Exit
 from andgate.git import Git
-from andgate.process.requests import RunRequest
+from andgate.process.limits import PlainRun
+from andgate.process.requests import DEFAULT_ITEM_TIMEOUT, RunRequest
+from andgate.process.results import RunResult
 from andgate.process.run import run_parallel, run_pytest
 from andgate.process.worktree import WorktreePool
 from andgate.records import Outcome, ReplayStatus, Role
@@ -116,10 +123,12 @@ def _replayer(
     deadline: float,
     timeout: float,
     cache_dir: Path | None,
+    item_timeout: float | None = DEFAULT_ITEM_TIMEOUT,
 ) -> Replayer:
-    """The plan of HEAD, with the oracle class proven green there first."""
+    """The plan of HEAD, with the oracle class proven green there first: that run
+    is the plain run the candidates' replays learn their item limit from."""
     plan = head_plan(session.git, session.head, session.config, scratch)
-    environment = run_environment(session.target, plan)
+    environment = run_environment(session.target, plan, item_timeout)
     for note in generated_notes(session.target, environment):
         print(note)
     request = RunRequest(
@@ -129,9 +138,10 @@ def _replayer(
         allow_files=plan.trusted_oracle_files,
         environment=environment,
     )
-    _require_green_oracle(session, plan, pool, request, scratch, timeout)
+    plain = PlainRun()
+    plain.ended([_require_green_oracle(session, plan, pool, request, scratch, timeout)])
     # A fix's own tests, outside the oracle files: untrusted items of HEAD.
-    evidence = RunRequest("fix tests", Role.UNTRUSTED, plan.head_rules)
+    evidence = RunRequest("fix tests", Role.UNTRUSTED, plan.head_rules, environment=environment)
     return Replayer(
         git=session.git,
         pool=pool,
@@ -145,6 +155,7 @@ def _replayer(
         evidence=evidence,
         oracle_files=frozenset(plan.trusted_oracle_files),
         greens=GreenCache(cache_dir),
+        plain=plain,
     )
 
 
@@ -155,7 +166,7 @@ def _require_green_oracle(
     request: RunRequest,
     scratch: Path,
     timeout: float,
-) -> None:
+) -> RunResult:
     # The tree judged: the working tree's snapshot (its sha means nothing to the user).
     head, manifest = _tree_name(session), session.config.manifest
     if not plan.trusted_oracle_files:
@@ -179,6 +190,7 @@ def _require_green_oracle(
         )
     if not items:
         raise AndgateError(f"no oracle item was collected on {head} (NO_ORACLE)")
+    return result
 
 
 def _tree_name(session: Session) -> str:
@@ -204,6 +216,7 @@ def run_harvest(
     timeout: float = PROCESS_TIMEOUT,
     cache_dir: Path | None = None,
     rev: str | None = None,
+    item_timeout: float | None = DEFAULT_ITEM_TIMEOUT,
 ) -> int:
     started = time.monotonic()
     session = _session(repo, manifest, out, rev)
@@ -226,6 +239,7 @@ def run_harvest(
             deadline=started + budget,
             timeout=timeout,
             cache_dir=cache_dir,
+            item_timeout=item_timeout,
         )
         tally = Tally("harvest", len(fixes), "commits", ("killed", "missed"))
         # Parallel over commits; within one, revert and replay share a worktree.
@@ -234,7 +248,7 @@ def run_harvest(
     summary = HarvestSummary(session, since_sha, limit, budget, scanned, results, seconds)
     _write_harvest(summary)
     print(summary.render_text(), end="")
-    return HarvestExit.DONE
+    return Exit.OK
 
 
 def _harvest_tasks(
@@ -435,6 +449,7 @@ def run_mutants(
     timeout: float = PROCESS_TIMEOUT,
     cache_dir: Path | None = None,
     rev: str | None = None,
+    item_timeout: float | None = DEFAULT_ITEM_TIMEOUT,
 ) -> int:
     started = time.monotonic()
     session = _session(repo, manifest, out, rev, writes=write > 0)
@@ -454,6 +469,7 @@ def run_mutants(
             deadline=started + budget,
             timeout=timeout,
             cache_dir=cache_dir,
+            item_timeout=item_timeout,
         )
         tally = Tally("mutants", len(mutants), "mutants", ("killed", "survived"))
         runs = run_parallel(_mutant_tasks(mutants, replayer, tally), jobs)
@@ -462,7 +478,7 @@ def run_mutants(
     if write:
         _write_mutants(summary, chosen)
     print(summary.render_text(chosen), end="")
-    return MutantsExit.DONE
+    return Exit.OK
 
 
 def _mutants_at_head(session: Session, globs: Sequence[str]) -> list[Mutant]:
@@ -615,3 +631,110 @@ def _md_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]
 
 def _json(payload: dict[str, Any]) -> bytes:
     return (json.dumps(payload, indent=2, sort_keys=False) + "\n").encode("utf-8")
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Find where known-bad fixtures come from, on the working tree as it is (uncommitted "
+        "edits included; --rev for a commit) in temporary worktrees. Candidates go to a "
+        "proposals folder, never into known_bad_dir. Exit 0 done, 2 could not run."
+    )
+    actions = parser.add_subparsers(dest="known_bad_command", metavar="ACTION", required=True)
+    harvest = actions.add_parser(
+        "harvest",
+        help="revert past production changes on HEAD; propose those the oracle kills",
+        description="Walk the history for commits that changed production code, revert "
+        "each one's production diff on HEAD (three-way; only what applies cleanly) and run "
+        "the oracle class against it. Reverts the oracle kills are written as candidate "
+        "fixtures, with a report that also lists the fixes the oracle misses. Exit 0 "
+        "done, 2 could not run.",
+    )
+    harvest.add_argument(
+        "--since", metavar="REV", help="walk only commits after REV (default: all history)"
+    )
+    harvest.add_argument(
+        "--limit",
+        type=options.positive_int,
+        default=DEFAULT_LIMIT,
+        metavar="N",
+        help=f"at most N commits that changed production code (default: {DEFAULT_LIMIT})",
+    )
+    mutants = actions.add_parser(
+        "mutants",
+        help="mutate production functions; report where the oracle class is blind",
+        description="Small mutants of HEAD's production functions (comparisons, and/or, "
+        "not, constants, returns, removed statements), each run against the oracle "
+        "class; report per file and function how many survive. Exit 0 done, 2 could "
+        "not run.",
+    )
+    mutants.add_argument(
+        "--paths",
+        nargs="+",
+        default=[],
+        metavar="GLOB",
+        help="production files to mutate (gitignore-style globs; default: all)",
+    )
+    mutants.add_argument(
+        "--write",
+        type=options.count,
+        default=0,
+        metavar="N",
+        help="write the N most useful killed mutants as candidate fixtures (default: 0)",
+    )
+    for action, handler in ((harvest, _harvest), (mutants, _mutants)):
+        _add_common_options(action)
+        options.handled_by(action, handler)
+
+
+def _add_common_options(action: argparse.ArgumentParser) -> None:
+    options.add_repo(action)
+    options.add_rev(action)
+    options.add_manifest(action)
+    action.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="proposals folder (default: artifacts/known_bad_proposals/ in the repo; never "
+        "inside known_bad_dir)",
+    )
+    action.add_argument(
+        "--budget",
+        type=options.positive_float,
+        default=DEFAULT_BUDGET,
+        metavar="S",
+        help="time budget in seconds; what is left undone is reported "
+        f"(default: {DEFAULT_BUDGET:.0f})",
+    )
+    options.add_jobs(action)
+    options.add_timeout(action, default=PROCESS_TIMEOUT)
+    options.add_item_timeout(action)
+    options.add_no_cache(
+        action,
+        "neither read nor write andgate's cache (remembered killers and, for harvest, "
+        "reverts the oracle class let through)",
+    )
+
+
+def _harvest(args: argparse.Namespace) -> int:
+    return run_harvest(args.repo, since=args.since, limit=args.limit, **_common(args))
+
+
+def _mutants(args: argparse.Namespace) -> int:
+    return run_mutants(args.repo, paths=tuple(args.paths), write=args.write, **_common(args))
+
+
+def _common(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "manifest": args.manifest,
+        "out": args.out,
+        "budget": args.budget,
+        "jobs": args.jobs,
+        "timeout": args.timeout,
+        "rev": args.rev,
+        "cache_dir": None if args.no_cache else default_cache_dir(),
+        "item_timeout": options.item_timeout(args),
+    }
