@@ -255,11 +255,11 @@ UNAPPROVED_ROOT = codes("TRUST_ROOT_CHANGED")
 
 TRUST_ROOT: list[Shape] = [
     Shape(
-        "oracle added",
+        # a test file the change adds under an oracle glob is its own: untrusted
+        "oracle-glob file added (the change's own test)",
         lambda r: r.write(
             {"tests/oracles/test_added_oracle.py": "def test_new():\n    assert True\n"}
         ),
-        UNAPPROVED_ORACLE,
     ),
     Shape(
         "oracle deleted",

@@ -156,6 +156,7 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
     found = run_inventory_phase(
         state, config, changes, differs, scan.result(), approved_by=approvers, today=opts.today,
         approved_head=approves_head(state.approvals),
+        base_oracle=None if trusts_head else ctx.plan.base_oracle_files,
     )  # fmt: skip
     state.inventory = found.inventory
     state.found = replace(state.found, changes=found.changes, freezes=found.freezes)

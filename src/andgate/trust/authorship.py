@@ -74,13 +74,24 @@ def is_trust_root(path: str, manifest: Manifest, config_differs: Callable[[str],
     return is_pytest_config_name(path) and config_differs(path)
 
 
-def oracle_file_rule(manifest: Manifest, holders: Collection[str]) -> Callable[[str], bool]:
+def oracle_file_rule(
+    manifest: Manifest, holders: Collection[str], base_oracle: Collection[str] | None = None
+) -> Callable[[str], bool]:
     """Is a path an oracle-class file? With oracle markers, only a globbed file that
-    held an oracle item on base or head (`holders`) counts."""
+    held an oracle item on base or head (`holders`) counts. With `base_oracle` (base's
+    files that match the oracle globs; None once an owner approved head), a file the
+    change adds is not one: its tests are the change's own, untrusted, and ran in the
+    untrusted process; editing, deleting or renaming one of base's stays authorship."""
     oracle = manifest.oracle
+
+    def globbed(path: str) -> bool:
+        if base_oracle is not None:
+            return path in base_oracle
+        return matches(path, oracle.globs)
+
     if not oracle.markers:
-        return lambda path: matches(path, oracle.globs)
-    return lambda path: matches(path, oracle.globs) and path in holders
+        return globbed
+    return lambda path: globbed(path) and path in holders
 
 
 def sort_changes(

@@ -148,6 +148,22 @@ def flake_candidates(
     return tuple(sorted(chosen))
 
 
+def oracle_files_rule(
+    globs: Iterable[str], base_files: Mapping[str, TreeEntry], *, approved: bool
+) -> Callable[[Iterable[str]], frozenset[str]]:
+    """The oracle files among a tree's paths: those matching the oracle globs that base
+    holds too, or every match once an owner approved head (or the change adopts andgate).
+
+    Contract section 1 classifies by glob, and docs/concepts.md says every test a change
+    adds is untrusted: a test file the change adds under a folder glob is the change's
+    own test until an owner accepts it, never an oracle that blocks its own change as
+    ORACLE_AUTHORSHIP without running anywhere."""
+    globs = tuple(globs)
+    if approved:
+        return lambda paths: matching(paths, globs)
+    return lambda paths: matching((p for p in paths if p in base_files), globs)
+
+
 def make_plan(
     git: Git,
     base: str,
@@ -175,7 +191,11 @@ def make_plan(
     )
 
     oracle_markers = frozenset(manifest.oracle.markers)
-    head_oracle = matching(head_files, manifest.oracle.globs)
+    # Unapproved, only base's files are oracle files: a file the change adds under an
+    # oracle glob is one of its own tests (untrusted, run in the untrusted process);
+    # an owner's approval makes it an oracle file.
+    oracle_of = oracle_files_rule(manifest.oracle.globs, base_files, approved=approved)
+    head_oracle = oracle_of(head_files)
     flake_files = matching(head_files, manifest.frozen_flake.globs)
     head_rules = Rules(
         oracle_files=head_oracle,
@@ -188,7 +208,7 @@ def make_plan(
         live_freezes=live_freezes,
     )
     base_oracle = matching(base_files, manifest.oracle.globs)
-    trusted_oracle = matching(trusted_files, manifest.oracle.globs)
+    trusted_oracle = oracle_of(trusted_files)
     deny: set[str] = set()
     if not oracle_markers:
         deny |= head_oracle
