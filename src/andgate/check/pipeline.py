@@ -49,7 +49,7 @@ from andgate.report.artifacts import Artifacts, write_artifacts
 from andgate.report.folder import claim_artifacts_for
 from andgate.trust.adoption import config_source
 from andgate.trust.approvals import ReviewBinder, gather_approvals
-from andgate.trust.config import BaseConfig, load_base_config
+from andgate.trust.config import BaseConfig, known_bad_fixtures, load_base_config
 from andgate.trust.disputes import judged, read_disputes
 from andgate.trust.github import approved_logins, approves_head
 from andgate.trust.locks import lock_facts
@@ -213,9 +213,22 @@ def _base_config(git: Git, opts: CheckOptions, state: CheckState, base: str) -> 
                 "counts no approval (there are no owners yet)",
             )
         )
+    if approves_head(state.approvals):
+        config = _known_bad_of_head(git, state, config)
     state.patches = {f.name: f.patch.decode("utf-8", "replace") for f in config.known_bad}
     state.live_freezes = config.freezes.live(opts.today)
     return config
+
+
+def _known_bad_of_head(git: Git, state: CheckState, config: BaseConfig) -> BaseConfig:
+    """With an owner's approval of head itself, head's known-bad fixtures (under base's
+    `known_bad_dir`) are what replays: a fixture refreshed for code the change moved
+    lands in the change that needs it. The approval lifts the ORACLE_AUTHORSHIP of the
+    fixture's edit, as of any oracle-side file; head's lock judges `fixtures_dir` (step
+    2). An approval of an earlier commit does not: base's fixtures replay then."""
+    head = state.head or ""
+    state.known_bad_from = head
+    return replace(config, known_bad=known_bad_fixtures(git, head, config.manifest.known_bad_dir))
 
 
 def _run_phases(

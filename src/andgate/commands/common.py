@@ -70,8 +70,11 @@ class Target:
         return f"andgate {command}: {self.what}"
 
 
-def open_target(repo: Path, manifest_path: str, rev: str | None) -> Target:
-    """The working tree as it is (`rev` None), or the commit `rev` names."""
+def open_target(
+    repo: Path, manifest_path: str, rev: str | None, *, takes_rev: bool = True
+) -> Target:
+    """The working tree as it is (`rev` None), or the commit `rev` names. `takes_rev`:
+    whether the command has `--rev` (its first line suggests it only then)."""
     git = open_repo(repo)
     head = git.resolve("HEAD", what="HEAD")
     if rev is not None:
@@ -82,7 +85,8 @@ def open_target(repo: Path, manifest_path: str, rev: str | None) -> Target:
         with scratch_dir("andgate-snapshot-") as folder:
             commit = git.snapshot_worktree(folder / "index")
         edits = "no uncommitted edits" if commit == head else "uncommitted edits included"
-        what = f"the working tree (HEAD {head[:12]}, {edits}; --rev REV for a commit)"
+        hint = "; --rev REV for a commit" if takes_rev else ""
+        what = f"the working tree (HEAD {head[:12]}, {edits}{hint})"
         history = head
     config = load_base_config(git, commit, manifest_path)
     # The checkout's generated files belong to its HEAD (and to the working tree on it).

@@ -265,7 +265,7 @@ def _known_bad(target: Target, jobs: int, timeout: float, found: Findings, named
             found.problem(
                 "KNOWN_BAD_STALE",
                 f"{replay.name} does not apply: {replay.problem}",
-                "regenerate it against the current code",
+                f"andgate known-bad refresh {replay.name}, in the change that moved the code",
             )
         elif replay.status is ReplayStatus.GREEN:
             found.problem(

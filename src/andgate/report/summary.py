@@ -125,9 +125,13 @@ class SummaryMarkdown:
     def _known_bad(self, ctx: ReportContext) -> list[str]:
         if not ctx.replays:
             return []
-        lines = [
-            "## Known-bad fixtures",
-            "",
+        lines = ["## Known-bad fixtures", ""]
+        if ctx.known_bad_from is not None:
+            lines += [
+                f"Head's fixtures (`{ctx.known_bad_from[:12]}`): an owner approved head.",
+                "",
+            ]
+        lines += [
             "| fixture | applies | failed oracle items | seconds |",
             "|---|---|---|---:|",
         ]
