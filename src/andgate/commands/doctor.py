@@ -31,6 +31,11 @@ from andgate.commands.common import (
     read_file,
     target_pool,
 )
+from andgate.commands.layout import (
+    NOT_COLLECTED_FIX,
+    property_empty_because,
+    uncollected_trusted,
+)
 from andgate.commands.lock import fixture_digests
 from andgate.commands.replay_known_bad import _replay_all
 from andgate.commands.xfails import FIX as XFAIL_FIX
@@ -187,6 +192,11 @@ def _inventory(target: Target, today: dt.date, timeout: float, found: Findings) 
             f"{nodeid or '<session>'}: {first}",
             "make it collect (a missing generated file: generated_files in the manifest)",
         )
+    missing = uncollected_trusted(
+        target.git, target.commit, manifest, (r.facts.path for r in collected.records)
+    )
+    for path, why in missing.items():
+        found.problem("NOT_COLLECTED", f"{path}: {why}", NOT_COLLECTED_FIX)
     classes = {r.cls for r in collected.records}
     if TrustClass.ORACLE not in classes:
         found.problem(
@@ -195,7 +205,7 @@ def _inventory(target: Target, today: dt.date, timeout: float, found: Findings) 
             f"point classes.oracle.globs in {manifest.path} at human-owned tests",
         )
     if manifest.require_property_class and TrustClass.PROPERTY not in classes:
-        why = config.invariants_problem() or "no property file declares an accepted invariant"
+        why = property_empty_because(config, missing)
         found.problem(
             "NO_PROPERTY",
             f"the property class is empty ({why})",

@@ -27,6 +27,14 @@ from andgate.commands.agents import HINT as AGENTS_HINT
 from andgate.commands.agents import add_agent_block
 from andgate.commands.common import open_repo, plural, read_file
 from andgate.commands.install_source import ACTION_PLACEHOLDER, ActionPin, installed_action_pin
+from andgate.commands.layout import (
+    PytestTestpaths,
+    collection_lines,
+    example_module,
+    not_proposed,
+    read_testpaths,
+    trust_home,
+)
 from andgate.commands.xfails import FIX as XFAIL_FIX
 from andgate.commands.xfails import WHY as XFAIL_WHY
 from andgate.commands.xfails import Xfail, xfails_in
@@ -53,7 +61,9 @@ ENVIRONMENT_PARTS = frozenset({"site-packages", "dist-packages", ".tox", ".nox"}
 
 @dataclass(frozen=True)
 class Layout:
-    """Where the trust files go: the manifest's paths, or the defaults."""
+    """Where the trust files go: the manifest's paths, or the defaults (the oracle and
+    property folders under `home`, a folder pytest collects: `tests`, or the test
+    folder inside the project's `testpaths` on a flat layout)."""
 
     manifest: str
     oracle_dir: str
@@ -61,17 +71,19 @@ class Layout:
     invariants_file: str
     freeze_file: str
     lock_file: str
+    property_dir: str = "tests/properties"
 
     @classmethod
-    def of(cls, manifest_path: str, manifest: Manifest | None) -> Layout:
+    def of(cls, manifest_path: str, manifest: Manifest | None, home: str = "tests") -> Layout:
         if manifest is None:
             return cls(
                 manifest_path,
-                "tests/oracles",
-                "tests/oracles/known_bad",
-                "tests/properties/INVARIANTS.md",
+                f"{home}/oracles",
+                f"{home}/oracles/known_bad",
+                f"{home}/properties/INVARIANTS.md",
                 "tests/flakes/freeze.yaml",
-                "tests/oracles/locks.sha256",
+                f"{home}/oracles/locks.sha256",
+                f"{home}/properties",
             )
         oracle_dir = str(PurePosixPath(manifest.known_bad_dir).parent)
         return cls(
@@ -81,6 +93,7 @@ class Layout:
             manifest.property.invariants_file,
             manifest.frozen_flake.freeze_file,
             manifest.lock_file,
+            str(PurePosixPath(manifest.property.invariants_file).parent),
         )
 
 
@@ -96,6 +109,11 @@ class Survey:
     install: str = ""  # how CI installs the project with its test dependencies
     # Test files that make items xfail, with where: never proposed as oracles.
     xfails: Mapping[str, tuple[Xfail, ...]] = field(default_factory=dict)
+    testpaths: PytestTestpaths = field(default_factory=PytestTestpaths)
+    # Test modules never proposed as oracles, with why: benchmark scripts, and files
+    # outside `testpaths` (pytest never collects them).
+    left_out: Mapping[str, str] = field(default_factory=dict)
+    example_module: str = "mypkg/core.py"  # a production module, for the known-bad README
 
     @property
     def marker_names(self) -> tuple[str, ...]:
@@ -126,7 +144,8 @@ def run_init(
     git = open_repo(repo)
     root = git.repo
     survey = survey_repo(git)
-    layout = Layout.of(manifest, _existing_manifest(root, manifest))
+    home = trust_home(survey.test_files, survey.testpaths) or "tests"
+    layout = Layout.of(manifest, _existing_manifest(root, manifest), home)
     created: list[str] = []
     skipped: list[str] = []
     files = scaffold(layout, survey)
@@ -229,6 +248,7 @@ def survey_repo(git: Git) -> Survey:
         if found:
             markers[name] = found
     pyproject = _pyproject(git.repo)
+    testpaths = read_testpaths(lambda name: read_file(git.repo, name))
     return Survey(
         counts,
         markers,
@@ -237,6 +257,9 @@ def survey_repo(git: Git) -> Survey:
         generated=generated_by_backend(pyproject),
         install=install_command(git.repo, pyproject),
         xfails=_xfails(git.repo, tests),
+        testpaths=testpaths,
+        left_out=not_proposed(tests, testpaths),
+        example_module=example_module(files),
     )
 
 
@@ -357,7 +380,9 @@ def scaffold(layout: Layout, survey: Survey) -> dict[str, str]:
         layout.manifest: manifest_text(layout, survey),
         f"{layout.oracle_dir}/README.md": ORACLE_README,
         f"{layout.known_bad_dir}/README.md": KNOWN_BAD_README.format(
-            known_bad_dir=layout.known_bad_dir, oracle_dir=layout.oracle_dir
+            known_bad_dir=layout.known_bad_dir,
+            oracle_dir=layout.oracle_dir,
+            module=survey.example_module,
         ),
         layout.invariants_file: INVARIANTS_MD,
         layout.freeze_file: FREEZE_YAML,
@@ -383,26 +408,46 @@ def _commented(lines: list[str]) -> str:
     return "".join(f"    # {line}".rstrip() + "\n" for line in lines)
 
 
-def _glob_lines(folders: dict[str, int]) -> list[str]:
-    globs = {folder: "*.py" if folder == "." else f"{folder}/**/*.py" for folder in folders}
-    width = max(len(g) for g in globs.values()) + 4
+def _glob_lines(folders: dict[str, int], layout: Layout | None = None) -> list[str]:
+    globs = {folder: _yaml_list(_folder_glob(folder, layout)) for folder in folders}
+    width = max(len(g) for g in globs.values())
     lines = []
     for folder, count in list(folders.items())[:MAX_SUGGESTED_FOLDERS]:
-        value = _yaml_list([globs[folder]])
+        value = globs[folder]
         lines.append(f"  globs: {value:<{width}}  # {plural(count, 'test file')}")
     if len(folders) > MAX_SUGGESTED_FOLDERS:
         lines.append(f"  ... and {len(folders) - MAX_SUGGESTED_FOLDERS} more test folders")
     return lines
 
 
-def oracle_suggestions(survey: Survey) -> str:
+def _folder_glob(folder: str, layout: Layout | None) -> list[str]:
+    """A test folder's oracle glob; when the property folder lies inside it, without it
+    (the oracle class comes first: a property test there would be an oracle)."""
+    globs = ["*.py" if folder == "." else f"{folder}/**/*.py"]
+    if layout is not None and (folder == "." or is_under(layout.property_dir, folder)):
+        globs.append(f"!{layout.property_dir}/**")
+    return globs
+
+
+def _proposable_dirs(survey: Survey) -> dict[str, int]:
+    """The test folders with a test module init would propose (not a benchmark script,
+    not outside testpaths), with how many."""
+    kept = [f for f in survey.test_files if f not in survey.left_out]
+    counts = {d: sum(d == "." or is_under(f, d) for f in kept) for d in survey.test_dirs}
+    return {d: n for d, n in counts.items() if n}
+
+
+def oracle_suggestions(survey: Survey, layout: Layout | None = None) -> str:
     """Commented lines under classes.oracle: existing tests an adopter can point at."""
     lines = []
-    if survey.test_dirs:
+    folders = _proposable_dirs(survey)
+    if folders:
+        example = next(iter(folders))
+        example = "tests" if example == "." else example
         lines += [
             "Test folders found in this repository. To adopt tests without moving them,",
-            'copy a glob, or name single files such as "tests/test_api.py":',
-            *_glob_lines(survey.test_dirs),
+            f'copy a glob, or name single files such as "{example}/test_api.py":',
+            *_glob_lines(folders, layout),
         ]
     for source, names in survey.markers.items():
         example = (_hinted(names, ORACLE_HINTS) or [names[0]])[0]
@@ -442,7 +487,8 @@ def _yaml_list(items: Iterable[str]) -> str:
 
 def manifest_text(layout: Layout, survey: Survey) -> str:
     return MANIFEST_TEMPLATE.format(
-        oracle_suggestions=oracle_suggestions(survey),
+        oracle_suggestions=oracle_suggestions(survey, layout),
+        property_globs=_yaml_list([f"{layout.property_dir}/**/*.py"]),
         property_suggestions=property_suggestions(survey),
         flake_suggestions=flake_suggestions(survey),
         invariants_file=layout.invariants_file,
@@ -462,11 +508,16 @@ def _proposed_oracle_globs(layout: Layout, survey: Survey) -> str:
     humans before andgate, so they are proposed as its oracle (tests a change adds
     later stay untrusted). Many files are proposed by folder instead."""
     own = f"{layout.oracle_dir}/**/*.py"
-    existing = [f for f in survey.test_files if not is_under(f, layout.oracle_dir)]
+    existing = [
+        f
+        for f in survey.test_files
+        if not is_under(f, layout.oracle_dir) and f not in survey.left_out
+    ]
     proposed = [f for f in existing if f not in survey.xfails]
     if len(proposed) > MAX_PROPOSED_FILES:
         # By folder, each file with an xfail item left out by a negated glob.
-        proposed = [g for g in _folder_globs(survey.test_dirs) if g != own]
+        folders = _folder_globs(_proposable_dirs(survey), layout)
+        proposed = [g for g in folders if g != own]
         proposed += [f"!{f}" for f in existing if f in survey.xfails]
     return _yaml_list([own, *proposed])
 
@@ -495,10 +546,10 @@ def xfail_note(survey: Survey) -> list[str]:
     return [*textwrap.wrap(why, 80), *(f"  {line}" for line in xfail_files(survey))]
 
 
-def _folder_globs(folders: dict[str, int]) -> list[str]:
+def _folder_globs(folders: dict[str, int], layout: Layout | None = None) -> list[str]:
     """One glob per top-most test folder (a folder's glob covers its subfolders)."""
     tops = [d for d in folders if not any(o != d and is_under(d, o) for o in folders)]
-    return ["*.py" if d == "." else f"{d}/**/*.py" for d in tops]
+    return [glob for d in tops for glob in _folder_glob(d, layout)]
 
 
 def _report(
@@ -507,14 +558,17 @@ def _report(
     lines = [f"andgate init: {root}"]
     lines += [f"  created  {p}" for p in created]
     lines += [f"  skipped  {p} (exists; not overwritten)" for p in skipped]
-    if survey.test_dirs:
-        found = ", ".join(f"{d} ({n})" for d, n in survey.test_dirs.items())
+    if folders := _proposable_dirs(survey):
+        found = ", ".join(f"{d} ({n})" for d, n in folders.items())
         lines.append(f"test folders found (suggested in the manifest, commented): {found}")
     if survey.marker_names:
         lines.append(f"pytest markers found: {', '.join(survey.marker_names)}")
     lines += [f"could not read {name}; its markers are not suggested" for name in survey.unreadable]
     if survey.generated:
         lines.append(f"generated files (generated_files): {', '.join(survey.generated)}")
+    lines += collection_lines(
+        survey.testpaths, (layout.oracle_dir, layout.property_dir), survey.left_out
+    )
     if survey.xfails:
         lines.append(
             f"not proposed as oracles, {plural(len(survey.xfails), 'test file')} with xfail "
@@ -580,7 +634,7 @@ classes:
     # true: a property file counts only when it declares `# INVARIANT: <text>` and
     # <text> is a `- <text>` line of invariants_file; otherwise it is untrusted.
     require_accepted_invariant: true
-    globs: ["tests/properties/**/*.py"]
+    globs: {property_globs}
 {property_suggestions}\
     markers: []
     invariants_file: {invariants_file}
@@ -642,17 +696,19 @@ Writing one:
 
 1. Reintroduce the bug in the production code (not in tests), for example a
    bug you fixed before or a mutation you expect the oracles to catch.
-2. Save the diff and restore the code:
+2. Save the diff of the files you edited and restore them, e.g.:
 
-       git diff -- src/ > {known_bad_dir}/kb_short_name.patch
-       git checkout -- src/
+       git diff -- {module} > {known_bad_dir}/kb_short_name.patch
+       git checkout -- {module}
 
 3. Check that it bites: `andgate replay-known-bad` lists, per fixture, whether
    it applied and which oracle test failed.
 4. Commit it with an owner's approval (it is a trust-root file).
 
-When production code moves, refresh stale fixtures the same way. Files other
-than `*.patch` (like this README) are ignored.
+When production code moves, a fixture stops applying (KNOWN_BAD_STALE):
+`andgate known-bad refresh` re-derives it for the current code, in the change
+that moved the code; an owner's approval of that change lets the refreshed
+fixture replay. Files other than `*.patch` (like this README) are ignored.
 """
 
 INVARIANTS_MD = """\
