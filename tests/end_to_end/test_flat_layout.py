@@ -269,3 +269,32 @@ def test_doctor_takes_rev_as_its_first_line_suggests(flat):
     first, *rest = out.splitlines()
     assert first == f"andgate doctor: --rev HEAD ({flat.base[:12]}), as committed"
     assert not any(line.split(". ", 1)[-1].startswith("NO_PROPERTY") for line in rest), out
+
+
+# -- item 6: the agent instruction file `init --agents` writes, in the adopting change ---------
+
+
+def test_the_adopting_change_may_add_the_agent_block_init_wrote(tmp_path):
+    """`init --agents AGENTS.md` wrote a file that blocked its own adoption
+    (TRUST_ROOT_CHANGED); the file as init writes it is part of adopting. Controls: an
+    agents file with more than the block, and a production edit, still block."""
+    built = build_flat(tmp_path / "flat", agents=True)
+    flat = Sample(built.repo, built.base, tmp_path)
+    assert "  created  AGENTS.md (the andgate block for coding agents)" in built.init_output
+    run = flat.gate(built.base, base=built.upstream)
+    assert (run.decision, run.codes) == ("allow", []), run.payload["reasons"]
+    assert [w["code"] for w in run.payload["warnings"]] == ["ADOPTING"]
+
+    def agents_and_more(repo: SampleRepo) -> None:
+        repo.write({"AGENTS.md": (repo.path / "AGENTS.md").read_text() + "\nAlso: be quick.\n"})
+
+    run = flat.gate(flat.change(agents_and_more), base=built.upstream)
+    assert run.codes == ["TRUST_ROOT_CHANGED"], run.payload["reasons"]
+    assert run.details("TRUST_ROOT_CHANGED")[0].startswith("AGENTS.md is production code")
+
+    def edits_code(repo: SampleRepo) -> None:
+        repo.edit("flatlib/dicttoolz.py", '"""One dictionary', '"""A dictionary')
+
+    run = flat.gate(flat.change(edits_code), base=built.upstream)
+    assert run.codes == ["TRUST_ROOT_CHANGED"], run.payload["reasons"]
+    assert run.details("TRUST_ROOT_CHANGED")[0].startswith("flatlib/dicttoolz.py is production")

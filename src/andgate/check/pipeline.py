@@ -47,7 +47,7 @@ from andgate.process.worktree import scratch_dir, worktree_pool
 from andgate.records import Finding, Role, Warning_
 from andgate.report.artifacts import Artifacts, write_artifacts
 from andgate.report.folder import claim_artifacts_for
-from andgate.trust.adoption import config_source
+from andgate.trust.adoption import agent_block_files, config_source
 from andgate.trust.approvals import ReviewBinder, gather_approvals
 from andgate.trust.config import BaseConfig, known_bad_fixtures, load_base_config
 from andgate.trust.disputes import judged, read_disputes
@@ -129,6 +129,9 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
     # An adopting change is judged by its own trust files, as an approved one is.
     trusts_head = bool(approvers) or state.adopting
     changes = git.diff_raw(base, head)
+    agent_files = (
+        agent_block_files(git, base, head, changes, opts.manifest) if state.adopting else ()
+    )
     differs = config_changes(
         changes, lambda p: git.read_blob(base, p), lambda p: git.read_blob(head, p)
     )
@@ -157,6 +160,7 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
         state, config, changes, differs, scan.result(), approved_by=approvers, today=opts.today,
         approved_head=approves_head(state.approvals),
         base_oracle=None if trusts_head else ctx.plan.base_oracle_files,
+        agent_files=agent_files,
     )  # fmt: skip
     state.inventory = found.inventory
     state.found = replace(state.found, changes=found.changes, freezes=found.freezes)

@@ -151,18 +151,23 @@ def _config_reasons(
     return tuple((p, why[p]) for p in sorted(paths) if p in why)
 
 
-def adopting(facts: ChangeFacts, changes: Iterable[Change]) -> ChangeFacts:
+def adopting(
+    facts: ChangeFacts, changes: Iterable[Change], agent_files: Collection[str] = ()
+) -> ChangeFacts:
     """The facts of a change that adopts andgate. Its own manifest sorted the paths,
     and a manifest written by the change must not decide what counts as production
     code: `production_globs`, `test_support_globs`, a glob or folder that names code
     would let the change edit production code while it adopts. So every changed path
     is production unless the manifest's sorting put it on the test or trust side and
-    it is not Python outside a test file by name or folder."""
+    it is not Python outside a test file by name or folder. `agent_files`: agent
+    instruction files the change adds the andgate block to and changes in no other way
+    (`adoption.agent_block_files`): `init --agents` writes them as part of adopting."""
     kept = {*facts.oracle_paths, *facts.trust_root_paths, *facts.test_paths}
     production = {
         path
         for change in changes
         for path in change.paths
-        if path not in kept or (path.endswith(".py") and not is_test_file(path))
+        if (path not in kept or (path.endswith(".py") and not is_test_file(path)))
+        and path not in agent_files
     }
     return replace(facts, production_paths=tuple(sorted(production)), adopting=True)

@@ -44,9 +44,11 @@ def run_inventory_phase(
     today: dt.date,
     approved_head: bool = True,
     base_oracle: Collection[str] | None = None,
+    agent_files: Collection[str] = (),
 ) -> InventoryOutcome:
     """`base_oracle`: base's files matching the oracle globs, when head's own are not
-    trusted (no approval, no adoption): only those are oracle files."""
+    trusted (no approval, no adoption): only those are oracle files. `agent_files`:
+    while adopting, the agent instruction files `init --agents` wrote."""
     runs = state.runs
     inventory = build_inventory(
         *(runs.get(n) for n in (RunName.UNTRUSTED, RunName.ORACLE, RunName.PROPERTY, RunName.FLAKE))
@@ -71,7 +73,7 @@ def run_inventory_phase(
         added = matching(changes_facts.test_paths, config.manifest.oracle.globs) - set(base_oracle)
         changes_facts = replace(changes_facts, added_under_oracle_globs=tuple(sorted(added)))
     if state.adopting:
-        changes_facts = adopting(changes_facts, changes)
+        changes_facts = adopting(changes_facts, changes, agent_files)
     ineffective = ineffective_freezes(config.live_freeze_ids(today), inventory)
     return InventoryOutcome(
         inventory, changes_facts, freeze_facts(config.freezes, today, ineffective)
