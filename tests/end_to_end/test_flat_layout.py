@@ -298,3 +298,45 @@ def test_the_adopting_change_may_add_the_agent_block_init_wrote(tmp_path):
     run = flat.gate(flat.change(edits_code), base=built.upstream)
     assert run.codes == ["TRUST_ROOT_CHANGED"], run.payload["reasons"]
     assert run.details("TRUST_ROOT_CHANGED")[0].startswith("flatlib/dicttoolz.py is production")
+
+
+# -- item 7: the base a check picks, named on its first line -----------------------------
+
+
+def check_cli(flat: Sample, capsys, *args: str) -> tuple[int, list[str], dict]:  # type: ignore[no-untyped-def, type-arg]
+    artifacts = flat.tmp / "cli-artifacts"
+    argv = ["check", "--repo", str(flat.path), "--artifacts", str(artifacts), "--jobs", "2"]
+    argv += ["--no-discrimination", "--today", TODAY.isoformat(), "--quiet", *args]
+    code = main(argv)
+    out = capsys.readouterr().out.splitlines()
+    return code, out, json.loads((artifacts / "verdict.json").read_text(encoding="utf-8"))
+
+
+def test_the_default_base_is_named_with_the_local_branch_that_is_ahead(flat, capsys):
+    """The owner adopted on the local main and has not pushed: origin/main is behind it.
+    The default base is still the upstream's (contract section 3), but no longer chosen
+    silently: the first line names it, and the local main that is ahead, with the
+    --base that gates against it. Control: the upstream up to date, no note."""
+    upstream = flat.repo.run("rev-parse", f"{flat.base}^")  # the project before andgate
+    flat.repo.run("update-ref", "refs/remotes/origin/main", upstream)
+    flat.repo.run("symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
+    flat.change(adds_a_test_file())
+
+    code, out, verdict = check_cli(flat, capsys)
+    assert out[0] == (
+        f"andgate check: base {upstream[:12]} (merge-base of HEAD with origin/main; "
+        f"your main is ahead of it: --base main gates against main), "
+        f"head {verdict['head'][:12]} (HEAD)"
+    )
+    assert (code, verdict["base"]) == (1, upstream)  # an adoption with code in it
+
+    code, out, verdict = check_cli(flat, capsys, "--base", "main")
+    assert out[0].startswith(f"andgate check: base {flat.base[:12]} (--base main), head ")
+    assert (code, verdict["verdict"]) == (0, "allow"), verdict["reasons"]
+
+    flat.repo.run("update-ref", "refs/remotes/origin/main", flat.base)  # pushed
+    code, out, verdict = check_cli(flat, capsys)
+    assert out[0].startswith(
+        f"andgate check: base {flat.base[:12]} (merge-base of HEAD with origin/main), head "
+    )
+    assert (code, verdict["verdict"]) == (0, "allow"), verdict["reasons"]

@@ -179,7 +179,10 @@ def _base_oracle_ids(state: CheckState, base_oracle_files: tuple[str, ...]) -> s
 def _commits(git: Git, opts: CheckOptions, state: CheckState) -> tuple[str, str]:
     state.repo = git.repo
     state.head = head = git.resolve(opts.head, what="--head")
-    state.base = base = resolve_base(git, opts.base, opts.head)
+    choice = resolve_base(git, opts.base, opts.head)
+    state.base = base = choice.sha
+    if opts.announce is not None:  # the first line: which commits this check gates
+        opts.announce(f"andgate check: {choice.describe()}, head {head[:12]} ({opts.head})")
     refuse_empty_range(opts.base, base, head)
     refuse_refs_other_than_the_event(git, base, head, os.environ)
     if (warning := uncommitted_warning(git, head)) is not None:

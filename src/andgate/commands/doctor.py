@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -47,6 +48,7 @@ from andgate.process.requests import DEFAULT_TIMEOUT
 from andgate.records import Outcome, ReplayStatus, TrustClass
 from andgate.trust import locks
 from andgate.trust.adoption import has_andgate_config, target_branch
+from andgate.trust.refs import local_ahead, short_ref
 
 WORKFLOWS = ".github/workflows"
 
@@ -141,7 +143,16 @@ def _target_branch(git: Git, manifest: str, found: Findings) -> None:
         found.notes.append(
             "no upstream default branch (origin/HEAD, origin/main): pass check --base REF"
         )
-    elif not has_andgate_config(git, target, manifest):
+        return
+    upstream = git.default_upstream()
+    if not os.environ.get("GITHUB_BASE_REF") and upstream is not None:
+        ahead = local_ahead(git, upstream, "HEAD")
+        note = f"check bases changes on {short_ref(upstream)} ({target[:12]})"
+        if ahead is not None:
+            name = short_ref(ahead)
+            note += f"; your {name} is ahead of it: check --base {name} gates against {name}"
+        found.notes.append(note)
+    if not has_andgate_config(git, target, manifest):
         found.notes.append(
             f"the target branch ({target[:12]}) has no andgate configuration: the change "
             "that adds it adopts andgate (ADOPTING) and may not change production code"
