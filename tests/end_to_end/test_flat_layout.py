@@ -18,6 +18,7 @@ import pytest
 
 from andgate.commands.classify import run_classify
 from andgate.commands.cli import main
+from andgate.commands.dispute import run_dispute_add
 from andgate.commands.doctor import run_doctor
 from andgate.commands.refresh import run_refresh
 from andgate.commands.sample import AGENT, SampleRepo
@@ -340,3 +341,48 @@ def test_the_default_base_is_named_with_the_local_branch_that_is_ahead(flat, cap
         f"andgate check: base {flat.base[:12]} (merge-base of HEAD with origin/main), head "
     )
     assert (code, verdict["verdict"]) == (0, "allow"), verdict["reasons"]
+
+
+# -- item 8: a change that only disputes an oracle ----------------------------------------
+
+TAKE_ORACLE = f"{HOME}/test_itertoolz.py::test_take"
+TAKE_REASON = "The task says take(n, seq) keeps the last n items."
+
+
+def test_a_change_that_only_disputes_an_oracle_is_oracle_disputed(flat, capsys):
+    """The agent finds the oracle contradicts its task, runs `andgate dispute` and stops,
+    as AGENTS.md says: the change changes no production code, the disputed item passes,
+    and that was an allow (DISPUTE_MOOT). Controls: a dispute beside code that makes the
+    item fail is ORACLE_DISPUTED; beside code that keeps it passing, moot."""
+
+    def disputes_and_stops(repo: SampleRepo) -> None:
+        assert run_dispute_add(repo.path, TAKE_ORACLE, TAKE_REASON, manifest=MANIFEST) == 0
+
+    run = flat.gate(flat.change(disputes_and_stops))
+    assert run.codes == ["ORACLE_DISPUTED"], run.payload["reasons"]
+    (detail,) = run.details("ORACLE_DISPUTED")
+    assert detail.startswith(f"{TAKE_ORACLE} passes, and the change changes no production code")
+    assert TAKE_REASON in detail
+    (dispute,) = run.payload["disputes"]
+    assert dispute["status"] == "disputed"
+    assert "DISPUTE_MOOT" not in [w["code"] for w in run.payload["warnings"]]
+
+    counting = f"{HOME}/test_itertoolz.py::test_frequencies"
+
+    def disputes_and_breaks(repo: SampleRepo) -> None:
+        repo.edit("flatlib/itertoolz.py", "counts.get(item, 0) + 1", "counts.get(item, 0) + 2")
+        assert (
+            run_dispute_add(repo.path, counting, "The task counts twice.", manifest=MANIFEST) == 0
+        )
+
+    run = flat.gate(flat.change(disputes_and_breaks))
+    assert run.codes == ["ORACLE_DISPUTED"], run.payload["reasons"]
+    assert run.details("ORACLE_DISPUTED")[0].startswith(f"{counting} failed")
+
+    def disputes_beside_a_fix(repo: SampleRepo) -> None:
+        repo.edit("flatlib/dicttoolz.py", '"""One dictionary', '"""A dictionary')
+        disputes_and_stops(repo)
+
+    run = flat.gate(flat.change(disputes_beside_a_fix))
+    assert (run.decision, run.codes) == ("allow", []), run.payload["reasons"]
+    assert [w["code"] for w in run.payload["warnings"]] == ["DISPUTE_MOOT"]
