@@ -62,7 +62,7 @@ def test_the_changed_lines_are_found_where_the_code_moved():
 def test_lines_found_twice_or_not_at_all_are_refused_with_why():
     (patch,) = parse_patch(PATCH)
     twice = CODE + "\n\ndef again(n, seq):\n    return list(itertools.islice(seq, n))\n"
-    with pytest.raises(CannotRelocate, match="pkg/core.py, hunk 1: .* occur 2 times"):
+    with pytest.raises(CannotRelocate, match=r"pkg/core\.py, hunk 1: .* occur 2 times"):
         relocate(twice.replace('"""The first', '"""Up to the first'), patch.hunks, patch.path)
     rewritten = CODE.replace("list(itertools.islice(seq, n))", "[x for x, _ in zip(seq, range(n))]")
     with pytest.raises(CannotRelocate, match="are no longer in the code"):

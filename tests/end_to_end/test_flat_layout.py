@@ -386,3 +386,21 @@ def test_a_change_that_only_disputes_an_oracle_is_oracle_disputed(flat, capsys):
     run = flat.gate(flat.change(disputes_beside_a_fix))
     assert (run.decision, run.codes) == ("allow", []), run.payload["reasons"]
     assert [w["code"] for w in run.payload["warnings"]] == ["DISPUTE_MOOT"]
+
+
+# -- item 8: progress counters are the class's items ---------------------------------------
+
+
+def test_each_phase_counts_its_class_items_as_the_summary_does(flat, capsys):
+    """The oracle phase's line counted the known-bad replays and base's collection too,
+    the untrusted phase's the discrimination runs: now each counts its class's items."""
+    flat.change(adds_a_test_file())
+    artifacts = flat.tmp / "progress-artifacts"
+    argv = ["check", "--repo", str(flat.path), "--base", flat.base, "--jobs", "2"]
+    argv += ["--today", TODAY.isoformat(), "--artifacts", str(artifacts)]
+    assert main(argv) == 0  # with the discrimination report, beside the untrusted class
+    err = capsys.readouterr().err
+    counts = json.loads((artifacts / "verdict.json").read_text(encoding="utf-8"))["counts"]
+    for cls in ("oracle", "property", "untrusted"):
+        n = counts[cls]
+        assert f"andgate: {cls} phase, {cls} items: {n} of {n} (100%)" in err, err
