@@ -373,8 +373,7 @@ def test_an_expired_freeze_blocks_on_the_terminal_with_exit_1(sample, capsys, mo
     out = capsys.readouterr().out
     assert code == 1, out
     first, rest = out.split("\n", 1)
-    base = f"base {sample.base[:12]} (--base {sample.base})"
-    assert first == f"andgate check: {base}, head {head[:12]} ({head})"
+    assert first == f"andgate check: base {sample.base[:12]} (--base), head {head[:12]}"
     assert rest.startswith("andgate: BLOCK\n  FREEZE_EXPIRED: ")
     payload = json.loads((artifacts / "verdict.json").read_text(encoding="utf-8"))
     expired = [r["detail"] for r in payload["reasons"] if r["code"] == "FREEZE_EXPIRED"]

@@ -182,7 +182,8 @@ def _commits(git: Git, opts: CheckOptions, state: CheckState) -> tuple[str, str]
     choice = resolve_base(git, opts.base, opts.head)
     state.base = base = choice.sha
     if opts.announce is not None:  # the first line: which commits this check gates
-        opts.announce(f"andgate check: {choice.describe()}, head {head[:12]} ({opts.head})")
+        named = "" if opts.head.lower() == head else f" ({opts.head})"
+        opts.announce(f"andgate check: {choice.describe()}, head {head[:12]}{named}")
     refuse_empty_range(opts.base, base, head)
     refuse_refs_other_than_the_event(git, base, head, os.environ)
     if (warning := uncommitted_warning(git, head)) is not None:

@@ -64,7 +64,8 @@ def resolve_base(git: Git, base: str | None, head: str) -> BaseChoice:
     picked is said on the command's first line, with the local default branch when that
     one is ahead of the upstream (then `--base` names it)."""
     if base:
-        return BaseChoice(git.resolve(base, what="--base"), f"--base {base}")
+        sha = git.resolve(base, what="--base")
+        return BaseChoice(sha, "--base" if base.lower() == sha else f"--base {base}")
     upstream = git.default_upstream()
     if upstream is None:
         local = local_default(git, None, head)
