@@ -71,6 +71,8 @@ def test_a_test_file_added_under_a_folder_oracle_glob_is_the_changes_own_and_run
     items = {i["nodeid"]: i for i in run.artifact("trust_inventory.json")["items"]}
     assert items[f"{NEW_TEST}::test_merge_none"]["class"] == "untrusted"
     assert items[f"{NEW_TEST}::test_merge_none"]["outcome"] == "passed"
+    why = "added by the change under an oracle glob: untrusted until an owner approves it"
+    assert items[f"{NEW_TEST}::test_merge_none"]["why"] == why
 
     run = flat.gate(flat.change(adds_a_test_file()))
     assert (run.decision, run.codes) == ("allow", []), run.payload["reasons"]

@@ -199,6 +199,7 @@ def make_plan(
     flake_files = matching(head_files, manifest.frozen_flake.globs)
     head_rules = Rules(
         oracle_files=head_oracle,
+        added_oracle_files=matching(head_files, manifest.oracle.globs) - head_oracle,
         oracle_markers=oracle_markers,
         property_glob_files=prop_globbed,
         property_files=prop_accepted,
