@@ -173,7 +173,7 @@ def test_a_refreshed_fixture_replays_from_head_once_an_owner_approves_head(flat)
     assert run.codes == ["KNOWN_BAD_STALE"], run.payload["reasons"]
 
 
-def test_refresh_re_locates_the_hunk_and_names_what_it_cannot_re_derive(flat):
+def test_refresh_re_locates_the_hunk_and_names_what_it_cannot_re_derive(flat, capsys):
     """A guard added right above the bug, or the function moved below another: no
     merge, but the removed line is still there, once. A refactor that rewrites the line
     itself: one line naming the fixture and the fix, and nothing written."""
@@ -213,6 +213,12 @@ def test_refresh_re_locates_the_hunk_and_names_what_it_cannot_re_derive(flat):
     assert f"write {FIXTURE} again for the current code" in line
     assert "andgate known-bad mutants --write 3" in line
     assert (flat.path / FIXTURE).read_bytes() == before
+    assert main(["known-bad", "refresh", "kb_nope", "--repo", str(flat.path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"andgate: known-bad refresh: kb_nope: no such fixture under {KNOWN_BAD_DIR}; "
+        f"name one of: {KB_NAME}"
+    ]
 
 
 # -- item 5: init respects testpaths; doctor and classify say "not collected" ----------------

@@ -91,15 +91,17 @@ def _chosen(target: Target, names: list[str]) -> list[KnownBad]:
         raise BadInput(f"known-bad refresh: no *.patch fixture under {folder}; nothing to refresh")
     if not names:
         return fixtures
+    # A fixture by its name (`kb_x`), its file name (`kb_x.patch`) or its path.
     by_name = {f.name: f for f in fixtures} | {f.path: f for f in fixtures}
-    unknown = [n for n in names if n.removesuffix(".patch") not in by_name and n not in by_name]
+    by_name |= {f"{f.name}.patch": f for f in fixtures}
+    unknown = [n for n in names if n not in by_name]
     if unknown:
         known = ", ".join(f.name for f in fixtures)
         raise BadInput(
             f"known-bad refresh: {', '.join(unknown)}: no such fixture under {folder}; "
             f"name one of: {known}"
         )
-    return [by_name.get(n, by_name.get(n.removesuffix(".patch"))) for n in names]  # type: ignore[misc]
+    return list(dict.fromkeys(by_name[n] for n in names))
 
 
 def _refresh(
