@@ -304,8 +304,10 @@ TRUST_ROOT: list[Shape] = [
     ),
     Shape("lock deleted", lambda r: r.delete("tests/oracles/locks.sha256"), UNAPPROVED_ORACLE),
     Shape(
+        # approved head: head's fixtures replay, and an empty one proves nothing
         "known-bad fixture emptied, approved",
         lambda r: r.write({"tests/oracles/known_bad/kb_chunk_drops_tail.patch": ""}),
+        codes("KNOWN_BAD_STALE"),
         approved=True,
     ),
     Shape(

@@ -100,6 +100,13 @@ def test_an_edit_of_an_oracle_file_under_the_folder_glob_stays_authorship(flat):
     assert "ORACLE_AUTHORSHIP" in run.codes, run.payload["reasons"]
     assert any(d.startswith(f"{HOME}/test_dicttoolz.py") for d in run.details("ORACLE_AUTHORSHIP"))
 
+    def adds_a_helper(repo: SampleRepo) -> None:  # no test module: it would shape the oracles
+        repo.write({f"{HOME}/helpers.py": "TAKE = 2\n"})
+
+    run = flat.gate(flat.change(adds_a_helper))
+    assert run.codes == ["ORACLE_AUTHORSHIP"], run.payload["reasons"]
+    assert run.details("ORACLE_AUTHORSHIP")[0].startswith(f"{HOME}/helpers.py changed")
+
 
 def test_an_owners_approval_makes_the_added_file_an_oracle(flat):
     run = flat.gate(flat.change(adds_a_test_file()), approved_by=("alice",))

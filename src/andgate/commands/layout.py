@@ -22,7 +22,14 @@ from andgate.git import Git
 from andgate.trust import pytest_config
 from andgate.trust.config import BaseConfig
 from andgate.trust.manifest import Manifest
-from andgate.trust.paths import GLOB_MAGIC, TEST_DIRS, is_test_file, is_under, matching
+from andgate.trust.paths import (
+    GLOB_MAGIC,
+    TEST_DIRS,
+    is_test_file,
+    is_test_module,
+    is_under,
+    matching,
+)
 
 MAX_LISTED = 12  # files named one per line in init's report
 
@@ -128,13 +135,8 @@ def uncollected_trusted(
     return {
         path: f"not collected: outside {testpaths.describe()}"
         for path in sorted(matching(files, globs))
-        if _test_module(path) and path not in seen and not testpaths.collects(path)
+        if is_test_module(path) and path not in seen and not testpaths.collects(path)
     }
-
-
-def _test_module(path: str) -> bool:
-    name = PurePosixPath(path).name
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
 def collection_lines(

@@ -25,6 +25,7 @@ from andgate.trust.paths import (
     is_gitattributes,
     is_pytest_config_name,
     is_test_file,
+    is_test_module,
     is_under,
     matches,
 )
@@ -79,14 +80,15 @@ def oracle_file_rule(
 ) -> Callable[[str], bool]:
     """Is a path an oracle-class file? With oracle markers, only a globbed file that
     held an oracle item on base or head (`holders`) counts. With `base_oracle` (base's
-    files that match the oracle globs; None once an owner approved head), a file the
-    change adds is not one: its tests are the change's own, untrusted, and ran in the
-    untrusted process; editing, deleting or renaming one of base's stays authorship."""
+    files that match the oracle globs; None once an owner approved head), a test module
+    the change adds is not one: its tests are the change's own, untrusted, and ran in
+    the untrusted process; editing, deleting or renaming one of base's stays authorship,
+    and so does adding any other file under an oracle glob (`plan.trees.oracle_files_rule`)."""
     oracle = manifest.oracle
 
     def globbed(path: str) -> bool:
-        if base_oracle is not None:
-            return path in base_oracle
+        if base_oracle is not None and is_test_module(path) and path not in base_oracle:
+            return False
         return matches(path, oracle.globs)
 
     if not oracle.markers:

@@ -84,13 +84,11 @@ def resolve_base(git: Git, base: str | None, head: str) -> BaseChoice:
         return BaseChoice(merge_base, how)
     if git.is_shallow():
         raise AndgateError(
-            f"--base: no merge-base of {short_ref(upstream)} and {head} in this shallow "
-            "clone: fetch full history (git fetch --unshallow, or actions/checkout with "
+            f"--base: no merge-base of {upstream} and {head} in this shallow clone: "
+            "fetch full history (git fetch --unshallow, or actions/checkout with "
             "fetch-depth: 0)"
         )
-    raise AndgateError(
-        f"--base: {short_ref(upstream)} and {head} share no history; pass --base REF"
-    )
+    raise AndgateError(f"--base: {upstream} and {head} share no history; pass --base REF")
 
 
 def refuse_empty_range(base_ref: str | None, base: str, head: str) -> None:

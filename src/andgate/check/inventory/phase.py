@@ -20,7 +20,7 @@ from andgate.records import ChangeFacts, FreezeFacts, InventoryRecord
 from andgate.trust.authorship import adopting, oracle_file_rule, sort_changes
 from andgate.trust.config import BaseConfig
 from andgate.trust.freeze import freeze_facts
-from andgate.trust.paths import ConfigChanges, matching
+from andgate.trust.paths import ConfigChanges, is_test_module, matching
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,10 @@ def run_inventory_phase(
         scan=scan,
     )
     if base_oracle is not None:
-        added = matching(changes_facts.test_paths, config.manifest.oracle.globs) - set(base_oracle)
+        added = matching(
+            (p for p in changes_facts.test_paths if is_test_module(p)),
+            config.manifest.oracle.globs,
+        ) - set(base_oracle)
         changes_facts = replace(changes_facts, added_under_oracle_globs=tuple(sorted(added)))
     if state.adopting:
         changes_facts = adopting(changes_facts, changes, agent_files)

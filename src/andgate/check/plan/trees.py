@@ -26,7 +26,7 @@ from andgate.check.cache import digest
 from andgate.git import Git, TreeEntry
 from andgate.plugin.classify import Rules, has_accepted_invariant
 from andgate.trust.config import BaseConfig
-from andgate.trust.paths import TestSide, is_pytest_config_name, matching
+from andgate.trust.paths import TestSide, is_pytest_config_name, is_test_module, matching
 
 
 @dataclass(frozen=True)
@@ -151,17 +151,21 @@ def flake_candidates(
 def oracle_files_rule(
     globs: Iterable[str], base_files: Mapping[str, TreeEntry], *, approved: bool
 ) -> Callable[[Iterable[str]], frozenset[str]]:
-    """The oracle files among a tree's paths: those matching the oracle globs that base
-    holds too, or every match once an owner approved head (or the change adopts andgate).
+    """The oracle files among a tree's paths: those matching the oracle globs, except,
+    until an owner approved head (or the change adopts andgate), a test module base does
+    not hold.
 
     Contract section 1 classifies by glob, and docs/concepts.md says every test a change
     adds is untrusted: a test file the change adds under a folder glob is the change's
     own test until an owner accepts it, never an oracle that blocks its own change as
-    ORACLE_AUTHORSHIP without running anywhere."""
+    ORACLE_AUTHORSHIP without running anywhere. Any other file it adds there (conftest,
+    `__init__.py`, a helper) stays oracle side: it would shape the oracle runs."""
     globs = tuple(globs)
     if approved:
         return lambda paths: matching(paths, globs)
-    return lambda paths: matching((p for p in paths if p in base_files), globs)
+    return lambda paths: matching(
+        (p for p in paths if p in base_files or not is_test_module(p)), globs
+    )
 
 
 def make_plan(
