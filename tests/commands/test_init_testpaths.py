@@ -60,3 +60,6 @@ def test_trust_home_and_what_is_not_proposed():
     assert trust_home(files, PytestTestpaths("pytest.ini", ("tests", "toolz"))) is None
     assert not_proposed(files, toolz) == {"bench/test_curry.py": "a benchmark script"}
     assert PytestTestpaths("pytest.ini", ("src/*/tests",)).collects("src/pkg/tests/test_x.py")
+    # an entry that names nothing in the tree: pytest collects from the root
+    assert PytestTestpaths("pytest.ini", ("nowhere",)).in_tree(files) == PytestTestpaths()
+    assert toolz.in_tree(files) == toolz

@@ -248,7 +248,7 @@ def survey_repo(git: Git) -> Survey:
         if found:
             markers[name] = found
     pyproject = _pyproject(git.repo)
-    testpaths = read_testpaths(lambda name: read_file(git.repo, name))
+    testpaths = read_testpaths(lambda name: read_file(git.repo, name)).in_tree(files)
     return Survey(
         counts,
         markers,

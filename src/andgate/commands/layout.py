@@ -52,6 +52,14 @@ class PytestTestpaths:
             return True
         return any(_under(path, entry.strip("/")) for entry in self.paths)
 
+    def in_tree(self, files: Iterable[str]) -> PytestTestpaths:
+        """As pytest reads them in a tree holding `files`: when no entry names anything
+        there, pytest collects from the root instead."""
+        files = list(files)
+        if any(self.collects(f) for f in files) or not self.paths:
+            return self
+        return PytestTestpaths()
+
     def describe(self) -> str:
         shown = ", ".join(self.paths)
         return f"testpaths = [{shown}] in {self.source}"
@@ -126,10 +134,10 @@ def uncollected_trusted(
     """The test modules matching an oracle or property glob at `commit` that pytest
     never reaches (outside `testpaths`), each with why: they hold tests that never run,
     which `doctor` and `classify` say instead of blaming the invariant."""
-    testpaths = read_testpaths(lambda name: git.read_blob(commit, name))
+    files = [e.path for e in git.ls_tree(commit) if e.kind == "blob"]
+    testpaths = read_testpaths(lambda name: git.read_blob(commit, name)).in_tree(files)
     if not testpaths.paths:
         return {}
-    files = [e.path for e in git.ls_tree(commit) if e.kind == "blob"]
     globs = (*manifest.oracle.globs, *manifest.property.globs)
     seen = set(collected)
     return {
