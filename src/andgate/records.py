@@ -309,6 +309,12 @@ class ReplayFacts:
     error: str | None = None
     seconds: float = 0.0
     timed_out: tuple[str, ...] = ()  # of `failed`, those that ran past their limit
+    # what its runs loaded that is not the test side they were given: it proves nothing
+    tampered: tuple[str, ...] = ()
+    # Oracle items not run: they timed out on head without the fixture, so they prove
+    # nothing here (`check.oracle.replay._Replay.run`).
+    hung_on_head: tuple[str, ...] = ()
+    waited: float = 0.0  # seconds spent on items that ran past their limit
 
     @property
     def status(self) -> ReplayStatus:
@@ -318,6 +324,18 @@ class ReplayFacts:
         if not self.applied:
             return ReplayStatus.STALE
         return ReplayStatus.BITES if self.failed else ReplayStatus.GREEN
+
+
+@dataclass(frozen=True)
+class Tampering:
+    """A trusted run (oracle, property, known-bad replay, a run of base) that loaded
+    test-side code other than the tree it checked out (contract section 4, step 4):
+    PRODUCTION_SUSPICIOUS, and its results do not count, whoever approved: no review
+    of the production code makes it base's tests that ran."""
+
+    detail: str  # the file, the module the run loaded from it, and why
+    run: str  # which run: "oracle", "known-bad kb_x", "base oracle", ...
+    bit: Bit  # the class whose results it was to give
 
 
 @dataclass(frozen=True)
@@ -413,6 +431,7 @@ class Facts:
     untrusted: ClassFacts | None = None
     discrimination: DiscriminationFacts | None = None
     disputes: DisputeFacts | None = None  # None: no disputes file was read
+    tampered: tuple[Tampering, ...] = ()  # trusted runs that did not run the test side given
     fail_closed_untrusted: bool = True
     warnings: tuple[Finding, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)

@@ -33,7 +33,9 @@ from andgate.records import (
     Outcome,
     PropertyFacts,
     Reason,
+    ReplayFacts,
     ReplayStatus,
+    Tampering,
     Unpinned,
     Warning_,
 )
@@ -85,6 +87,20 @@ def authorship_findings(facts: ChangeFacts) -> list[Finding]:
             for d in facts.suspicious
         ]
     return found
+
+
+def tampering_findings(tampered: Sequence[Tampering]) -> list[Finding]:
+    """A trusted run that loaded test-side code other than its tree's: production
+    code reached into it. No approval lifts it: an owner can vouch for production
+    code, not make what ran base's tests."""
+    return [
+        _f(
+            Reason.PRODUCTION_SUSPICIOUS,
+            f"{t.detail}; the {t.run} run's results do not count",
+            t.bit,
+        )
+        for t in tampered
+    ]
 
 
 def _unapproved_trust_root(facts: ChangeFacts) -> list[Finding]:
@@ -249,12 +265,24 @@ def known_bad_findings(facts: KnownBadFacts) -> list[Finding]:
             detail = f"{replay.name} does not apply to head: {replay.problem}"
             code = Reason.KNOWN_BAD_STALE
         elif status is ReplayStatus.GREEN:
-            detail = f"{replay.name} left every oracle item passing"
-            code = Reason.ORACLE_NEUTRALIZED
+            detail, code = _green_detail(replay), Reason.ORACLE_NEUTRALIZED
         else:
             continue
         found.append(_f(code, detail, Bit.KNOWN_BAD))
     return found
+
+
+def _green_detail(replay: ReplayFacts) -> str:
+    """No oracle item failed under the fixture. Items that time out on head without
+    it were not run (they prove nothing there): the proof is still missing, a block,
+    and the detail says which items may yet catch it once head's hang is fixed."""
+    if not replay.hung_on_head:
+        return f"{replay.name} left every oracle item passing"
+    hung = ", ".join(replay.hung_on_head)
+    return (
+        f"{replay.name} left every oracle item it ran passing; not run, since they time "
+        f"out on head without the fixture: {hung}"
+    )
 
 
 def freeze_findings(facts: FreezeFacts) -> list[Finding]:
@@ -430,6 +458,7 @@ def decide(facts: Facts) -> Verdict:
     if facts.manifest_error is not None:
         findings.append(_f(Reason.MANIFEST_INVALID, facts.manifest_error))
     findings += [_f(Reason.GATE_ERROR, e) for e in facts.gate_errors]
+    findings += tampering_findings(facts.tampered)
     disputes = facts.disputes or DisputeFacts()
     disputed = {d.nodeid: d for d in disputes.disputes if d.oracle_at_base}
     phases = (

@@ -202,9 +202,9 @@ def _timed(monkeypatch):  # type: ignore[no-untyped-def]
     runs: list[tuple[float, float]] = []
     real_know, real_run = module._Found.know, module.run_pytest
 
-    def know(self, agent):  # type: ignore[no-untyped-def]
+    def know(self, agent, waited=0.0):  # type: ignore[no-untyped-def]
         known.append(time.monotonic())
-        return real_know(self, agent)
+        return real_know(self, agent, waited)
 
     def run(*args, **kwargs):  # type: ignore[no-untyped-def]
         began = time.monotonic()

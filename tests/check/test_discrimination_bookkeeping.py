@@ -8,7 +8,12 @@ import time
 
 import pytest
 
-from andgate.check.discrimination.phase import Discrimination, _Found, default_budget
+from andgate.check.discrimination.phase import (
+    MIN_BUDGET,
+    Discrimination,
+    _Found,
+    default_budget,
+)
 
 A = "tests/test_new.py::test_a"
 B = "tests/test_new.py::test_b"
@@ -85,6 +90,63 @@ def test_the_default_budget_is_a_quarter_of_the_classes_time_within_5_s_and_a_mi
     assert found.spent is not None and 10.0 <= found.spent < 10.5
     left = found.deadline.left()
     assert left is not None and found.spent - 2.0 < left <= found.spent
+
+
+def test_the_default_budget_leaves_out_the_time_spent_on_items_that_timed_out():
+    """A change whose oracle item hangs makes the classes a minute longer: that is no
+    measure of the suite, and would buy the report 15 s more (issue 37, item 3)."""
+    found = _Found(budget=None, started=time.monotonic() - 100.0)  # 60 s of it a hang
+    found.know({A}, waited=60.0)
+    assert found.spent is not None and 10.0 <= found.spent < 10.5
+    waited_more = _Found(budget=None, started=time.monotonic() - 100.0)
+    waited_more.know({A}, waited=150.0)  # replays waited beside the class: counted twice
+    assert waited_more.spent == MIN_BUDGET
+    given = _Found(budget=30.0, started=time.monotonic() - 100.0)
+    given.know({A}, waited=60.0)
+    assert given.spent == 30.0  # --discrimination-budget is the user's
+
+
+def test_a_breakage_run_skips_what_timed_out_on_head_and_takes_its_limit_from_head(
+    tmp_path, monkeypatch
+):
+    """What timed out on head is no item the report covers: a breakage run does not
+    wait for it again; the run's limit comes from what the file's items took there."""
+    import contextlib
+    from types import SimpleNamespace
+
+    from andgate.check.discrimination import phase as discrimination
+    from andgate.process.requests import ITEM_TIMEOUT_FLOOR, RunEnvironment
+    from andgate.process.results import RunResult
+
+    hang = "tests/test_new.py::test_hang"
+    worktree = SimpleNamespace(path=tmp_path, apply_patch=lambda patch: None)
+    ctx = SimpleNamespace(
+        scratch=tmp_path,
+        timeout=60,
+        plan=SimpleNamespace(head="h" * 40, head_rules=None),
+        state=SimpleNamespace(environment=RunEnvironment(item_timeout=60.0)),
+        pool=SimpleNamespace(lease=lambda commit: contextlib.nullcontext(worktree)),
+    )
+    requests = []
+
+    def fake_pytest(request, *args, **kwargs):
+        requests.append(request)
+        return RunResult(request.label, 0, 0.1)
+
+    monkeypatch.setattr(discrimination, "run_pytest", fake_pytest)
+    found = _Found(budget=60)
+    breakage = discrimination.Breakage("mutant 1", b"patch")
+    discrimination._break(ctx, 0, breakage, frozenset({"tests/test_new.py"}), found)
+    head = {
+        A: {"call": "passed", "seconds": 0.3},
+        hang: {"call": "failed", "seconds": 60.0, "timeout": 60.0},
+    }
+    found.plain.ended([RunResult("untrusted", 1, 61.0, reports=head)])
+    found.know({A})
+    discrimination._break(ctx, 1, breakage, frozenset({"tests/test_new.py"}), found)
+    before, after = requests
+    assert before.skip_items == () and before.item_timeout == 60.0  # head not known yet
+    assert after.skip_items == (hang,) and after.item_timeout == ITEM_TIMEOUT_FLOOR
 
 
 def test_a_breakage_waiting_for_room_gives_up_when_the_budget_runs_out():
@@ -238,6 +300,7 @@ def test_a_breakage_run_that_ends_in_an_error_counts_as_not_tried(tmp_path, monk
     from types import SimpleNamespace
 
     from andgate.check.discrimination import phase as discrimination
+    from andgate.process.requests import RunEnvironment
     from andgate.process.results import RunResult
 
     worktree = SimpleNamespace(path=tmp_path, apply_patch=lambda patch: None)
@@ -245,7 +308,7 @@ def test_a_breakage_run_that_ends_in_an_error_counts_as_not_tried(tmp_path, monk
         scratch=tmp_path,
         timeout=60,
         plan=SimpleNamespace(head="h" * 40, head_rules=None),
-        state=SimpleNamespace(environment=None),
+        state=SimpleNamespace(environment=RunEnvironment()),
         pool=SimpleNamespace(lease=lambda commit: contextlib.nullcontext(worktree)),
     )
     crashed = RunResult("discrimination 0", None, 0.1, error="no results file")
@@ -274,3 +337,25 @@ def test_after_last_tells_once_when_the_last_task_ends_however_it_ended():
     assert told == ["a", "told"]
     assert after_last([], lambda: told.append("at once")) == []
     assert told[-1] == "at once"
+
+
+def test_the_time_waited_counts_the_classes_runs_and_the_replays_not_base_or_breakages():
+    from andgate.check.discrimination.phase import _waited
+    from andgate.check.state import CheckState
+    from andgate.process.results import RunResult
+    from andgate.records import ReplayFacts
+
+    def hung(seconds: float) -> RunResult:
+        report = {"call": "failed", "seconds": seconds, "timeout": 60.0}
+        return RunResult("x", 1, seconds, reports={"t.py::test_x": report})
+
+    state = CheckState()
+    state.runs.update(
+        {
+            "oracle": hung(60.0),
+            "untrusted.1": hung(20.0),  # a process of the untrusted class, not folded yet
+            "base_skips": hung(1000.0),  # base's code: not this check's classes
+        }
+    )
+    state.replays = [ReplayFacts("kb", applied=True, waited=30.0)]
+    assert _waited(state) == 110.0

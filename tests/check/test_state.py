@@ -7,13 +7,17 @@ from dataclasses import fields, replace
 
 from andgate.check.inventory.items import counts
 from andgate.check.state import CheckState
+from andgate.process.results import RunResult
 from andgate.records import (
+    Bit,
     ClassFacts,
     Facts,
     Finding,
     LockFacts,
     OracleFacts,
     PropertyFacts,
+    ReplayFacts,
+    Tampering,
     Warning_,
 )
 
@@ -56,3 +60,24 @@ def test_a_phase_that_never_returned_leaves_its_fact_none():
     facts = CheckState().facts()
     assert facts.oracle is None and facts.known_bad is None and facts.untrusted is None
     assert facts.discrimination is None and facts.changes is None
+
+
+def test_tampered_runs_each_void_their_class_once():
+    """What the trusted runs loaded that is not the test side they were given: the
+    oracle class's processes and base's runs void the oracle bit, the property runs
+    the property bit, a replay the known-bad proof; a process's finding and its merged
+    class's are one."""
+    state = CheckState()
+    one = "tests/a.py: the oracle 1 process loaded a from bytes other than base's"
+    state.runs["oracle.1"] = RunResult("oracle 1", 0, 1.0, tampered=(one,))
+    state.runs["oracle"] = RunResult("oracle", 0, 1.0, tampered=(one,))
+    state.runs["base_skips"] = RunResult("oracle skips on base", 0, 1.0, tampered=("b",))
+    state.runs["property@1"] = RunResult("property part 2/2", 0, 1.0, tampered=("p",))
+    state.runs["untrusted"] = RunResult("untrusted", 0, 1.0)
+    state.replays.append(ReplayFacts("kb_x", applied=True, tampered=("k",)))
+    assert state.tampering() == (
+        Tampering(one, "oracle", Bit.ORACLE),
+        Tampering("b", "oracle skips on base", Bit.ORACLE),
+        Tampering("p", "property", Bit.PROPERTY),
+        Tampering("k", "known-bad kb_x", Bit.KNOWN_BAD),
+    )

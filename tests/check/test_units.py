@@ -18,6 +18,8 @@ from andgate.check.bundle import (
     combined,
     parse,
     render,
+    replay_from_json,
+    replay_to_json,
     run_from_json,
     run_to_json,
 )
@@ -156,6 +158,15 @@ def _bundle(index: int = 0, count: int = 1, **key: object) -> Bundle:
             ),
         ),
     )
+
+
+def test_what_a_trusted_run_or_replay_loaded_reads_back_as_written():
+    """A shard's tampered runs void their class in `combine` as in one check."""
+    run = RunResult("oracle 1", 0, 1.0, tampered=("tests/a.py: the oracle 1 process ...",))
+    assert run_from_json(json.loads(json.dumps(run_to_json(run)))).tampered == run.tampered
+    replay = ReplayFacts("kb", applied=True, failed=("t::x",), tampered=("tests/a.py: ...",))
+    back = replay_from_json(json.loads(json.dumps(replay_to_json(replay))))
+    assert back == replay
 
 
 def test_a_run_reads_back_as_written():

@@ -225,8 +225,8 @@ def test_a_revert_of_docstrings_comments_or_layout_is_cosmetic():
 
 def test_help_names_the_options(capsys):
     for action, options in (
-        ("harvest", ("--since REV", "--limit N", "--out DIR", "--budget S")),
-        ("mutants", ("--paths GLOB", "--budget S", "--write N", "--out DIR")),
+        ("harvest", ("--since REV", "--limit N", "--out DIR", "--budget S", "--item-timeout S")),
+        ("mutants", ("--paths GLOB", "--budget S", "--write N", "--out DIR", "--item-timeout S")),
     ):
         with pytest.raises(SystemExit) as exc:
             main(["known-bad", action, "--help"])
@@ -254,3 +254,48 @@ def test_a_fix_whose_own_test_fails_on_head_too_is_not_shown_to_be_a_fix(sample)
     assert code == 0
     (result,) = json.loads((out / "report.json").read_text())["results"]
     assert (result["fate"], result["shown_by"]) == ("not shown to be a fix", [])
+
+
+COUNT_DOWN = '''"""Counting down."""
+
+
+def count_down(n):
+    while n > 0:
+        n -= 1
+    return n
+'''
+
+
+@pytest.mark.slow
+def test_a_mutant_that_makes_an_oracle_hang_is_killed_within_the_item_limit(sample, capsys):
+    """Removing `n -= 1` loops forever: with check's item limit the oracle item times
+    out, again alone (a kill), instead of holding a process until --timeout."""
+    sample.repo.write(
+        {
+            "minilib/countdown.py": COUNT_DOWN,
+            "tests/oracles/test_countdown_oracle.py": (
+                "from minilib.countdown import count_down\n\n\n"
+                "def test_count_down_from_three():\n"
+                "    assert count_down(3) == 0\n"
+            ),
+        }
+    )
+    sample.repo.commit("count down, with an oracle")
+    code = run_mutants(
+        sample.path,
+        manifest=MANIFEST,
+        paths=("minilib/countdown.py",),
+        write=1,
+        out=sample.tmp / "proposals",
+        jobs=2,
+        timeout=40,
+        item_timeout=3.0,
+    )
+    assert code == 0
+    capsys.readouterr()
+    report = json.loads((sample.tmp / "proposals" / "mutants.json").read_text())
+    removed = [m for m in report["mutants"] if m["description"] == "removed `n -= 1`"]
+    assert [m["status"] for m in removed] == ["killed"], report["mutants"]
+    assert removed[0]["killed_by"] == [
+        "tests/oracles/test_countdown_oracle.py::test_count_down_from_three"
+    ]

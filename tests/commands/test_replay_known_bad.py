@@ -120,7 +120,8 @@ def test_help(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["replay-known-bad", "--help"])
     assert exc.value.code == 0
-    assert "--jobs N" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "--jobs N" in out and "--item-timeout S" in out
 
 
 def test_the_baseline_judges_skips_as_check_does_with_base_being_head():
@@ -156,3 +157,66 @@ def test_the_baseline_judges_skips_as_check_does_with_base_being_head():
     baseline = _baseline(RunResult("oracle", 0, 1.0, items=items, reports=reports))
     assert baseline.not_passing == ((f"{F}::numpy", "skipped"), (f"{F}::xfail", "xfailed"))
     assert (baseline.items, baseline.files, baseline.error) == (6, 1, None)
+
+
+# -- item limits (issue 37, item 3) ------------------------------------------------------
+
+HANGS_IN_MEAN = (
+    "minilib/mathx.py",
+    "    xs = list(xs)\n",
+    "    xs = list(xs)\n    while True:\n        pass\n",
+)
+
+
+@pytest.mark.slow
+def test_a_fixture_that_makes_an_oracle_hang_bites_within_the_item_limit(sample, capsys):
+    """An item limit as check's: the hang under the fixture is a kill (it times out
+    again alone), not a process that runs to --timeout and ends the replay in an error."""
+    hang = sample.repo.diff_of([HANGS_IN_MEAN])
+    sample.repo.write({f"{KNOWN_BAD}/kb_mean_hangs.patch": hang})
+    sample.repo.commit("a fixture that makes mean hang")
+    code = run_replay_known_bad(
+        sample.path, manifest=MANIFEST, jobs=2, item_timeout=3.0, timeout=40
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    line = fixture_line(out, "kb_mean_hangs")
+    assert "bites" in line and "oracle failed: tests/oracles/test_math_oracle.py::test_mean" in line
+
+
+@pytest.mark.slow
+def test_an_item_that_hangs_on_head_is_named_and_no_replay_waits_for_it(
+    sample, capsys, monkeypatch
+):
+    from andgate.check.oracle import replay as replays
+
+    requests = []
+    original = replays.run_pytest
+
+    def recorded(request, *args, **kwargs):
+        requests.append(request)
+        return original(request, *args, **kwargs)
+
+    monkeypatch.setattr(replays, "run_pytest", recorded)
+    sample.repo.edit(
+        "minilib/mathx.py",
+        "    xs = list(xs)\n",
+        "    xs = list(xs)\n    if len(xs) == 4:\n        while True:\n            pass\n",
+    )
+    code = run_replay_known_bad(
+        sample.path, manifest=MANIFEST, jobs=1, item_timeout=3.0, timeout=40
+    )
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "the oracle class does not pass on HEAD without any fixture" in out
+    assert "tests/oracles/test_math_oracle.py::test_mean failed: timed out after 3 s" in out
+    hang = "tests/oracles/test_math_oracle.py::test_mean"
+    assert requests and all(hang in r.skip_items for r in requests)  # after the baseline
+
+
+@pytest.mark.parametrize("command", [["replay-known-bad"], ["known-bad", "mutants"]])
+def test_the_item_limit_has_checks_floor(sample, capsys, command):
+    argv = [*command, "--repo", str(sample.path), "--item-timeout", "5"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--item-timeout 5: at least 30 s" in err

@@ -23,6 +23,7 @@ from andgate.records import (
     PropertyFacts,
     Reason,
     ReplayFacts,
+    Tampering,
     Unpinned,
     Warning_,
 )
@@ -36,6 +37,7 @@ from andgate.verdict import (
     lock_findings,
     oracle_findings,
     property_findings,
+    tampering_findings,
     untrusted_findings,
 )
 from verdict_facts import BITES, CLEAN, PASSED_ORACLE, SEEDED
@@ -494,6 +496,35 @@ def test_an_approval_of_an_earlier_commit_asks_an_owner_to_approve_head_itself()
             Bit.AUTHORSHIP,
         )
     ]
+
+
+def test_a_tampered_trusted_run_blocks_its_class_whoever_approved():
+    """Test-side integrity (contract section 4, step 4): the run's results do not count,
+    and no review of the production code makes it base's tests that ran."""
+    tampered = (
+        Tampering("tests/t.py: the oracle 1 process loaded t from bytes ...", "oracle", Bit.ORACLE),
+        Tampering("tests/p.py: the property process loaded p ...", "property", Bit.PROPERTY),
+    )
+    assert tampering_findings(tampered) == [
+        Finding(
+            Reason.PRODUCTION_SUSPICIOUS,
+            "tests/t.py: the oracle 1 process loaded t from bytes ...; the oracle run's results "
+            "do not count",
+            Bit.ORACLE,
+        ),
+        Finding(
+            Reason.PRODUCTION_SUSPICIOUS,
+            "tests/p.py: the property process loaded p ...; the property run's results do not "
+            "count",
+            Bit.PROPERTY,
+        ),
+    ]
+    approved = ChangeFacts(approved_by=("alice",))
+    verdict = decide(dataclasses.replace(CLEAN, changes=approved, tampered=tampered))
+    assert verdict.decision is Decision.BLOCK
+    assert [r.code for r in verdict.reasons] == [Reason.PRODUCTION_SUSPICIOUS] * 2
+    assert not verdict.bits[Bit.ORACLE] and not verdict.bits[Bit.PROPERTY]
+    assert verdict.bits[Bit.AUTHORSHIP] and verdict.bits[Bit.KNOWN_BAD]
 
 
 def test_platform_skips_are_warnings_that_never_block():

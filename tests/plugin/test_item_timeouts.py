@@ -201,7 +201,58 @@ def test_an_item_the_alarm_cannot_stop_is_stopped_by_the_gate(sample, monkeypatc
     run = sample.gate(head, item_timeout=LIMIT, timeout=300, cache_dir=None)
     [error] = run.details("GATE_ERROR")
     assert error.startswith("the untrusted pytest process stopped responding: no test item")
-    assert "past the 3 s item limit" in error
+    assert "past the 3 s item limit, it was running tests/test_c_loop.py::test_c_loop (" in error
+
+
+def test_under_xdist_the_controller_names_the_item_a_worker_is_stuck_in(tmp_path, monkeypatch):
+    """The workers run the items; xdist's controller sees each start and finish."""
+    from harness import BASE_FILES, build_test_sample
+
+    monkeypatch.setattr("andgate.process.run.STALL_GRACE", 5.0)
+    ini = "[pytest]\ntestpaths = tests\naddopts = -n 2\n"
+    repo, base = build_test_sample(tmp_path / "sample", {**BASE_FILES, "pytest.ini": ini}, ())
+    sample = Sample(repo, base, tmp_path)
+    test = "def test_c_loop():\n    sum(range(10**12))\n"
+    head = sample.change(lambda r: r.write({"tests/test_c_loop.py": test}))
+    run = sample.gate(head, item_timeout=LIMIT, timeout=300, cache_dir=None)
+    [error] = run.details("GATE_ERROR")
+    assert "it was running tests/test_c_loop.py::test_c_loop (" in error
+
+
+def test_the_running_items_are_kept_in_a_map_the_stall_watch_reads(tmp_path):
+    """The plugin's side (`RunningItems`: the controller of xdist sees several items
+    running at once) and the gate's (`StallWatch.running`), without a process."""
+    from andgate.plugin.hooks import RunningItems
+    from andgate.process.run import StallWatch
+
+    progress = tmp_path / "oracle.results.json.progress"
+    watch = StallWatch(progress, after=60.0)
+    assert watch.running() == ""  # nothing started: nothing named
+    running = RunningItems(str(tmp_path / "oracle.results.json.running"))
+    running.start("tests/test_a.py::test_one")
+    assert watch.running() == ", it was running tests/test_a.py::test_one"
+    running.finish("tests/test_a.py::test_one")  # shown with the next start
+    running.start("tests/test_b.py::test_two[x]")
+    assert watch.running() == ", it was running tests/test_b.py::test_two[x]"
+    running.start("tests/test_a.py::test_three")  # xdist: two workers
+    assert watch.running() == (
+        ", it was running tests/test_b.py::test_two[x], tests/test_a.py::test_three"
+    )
+    running.finish("tests/test_b.py::test_two[x]")  # the other worker's item still runs
+    assert watch.running() == ", it was running tests/test_a.py::test_three"
+    running.finish("tests/test_a.py::test_three")
+    running.start("tests/test_long.py::test_" + "x" * 10_000)  # cut, never an error
+    assert watch.running().startswith(", it was running tests/test_long.py::test_xxx")
+    assert len(watch.running()) < 400
+
+
+def test_no_map_means_nothing_named_never_an_error(tmp_path):
+    from andgate.plugin.hooks import RunningItems
+
+    running = RunningItems(str(tmp_path / "no-such-folder" / "x.running"))
+    running.start("tests/test_a.py::test_one")
+    running.finish("tests/test_a.py::test_one")
+    assert running.broken and running.map is None
 
 
 def test_the_stall_watch_reads_the_progress_files_age(tmp_path):

@@ -204,6 +204,17 @@ def test_testpaths_and_markers_as_pytest_reads_them(reader):
         markers("tox.ini", b"[pytest\n")
 
 
+def test_pythonpath_as_pytest_reads_it(reader):
+    assert pytest_config.pythonpath("pytest.ini", b"[pytest]\npythonpath = tests src\n") == (
+        "tests",
+        "src",
+    )
+    toml = b'[tool.pytest.ini_options]\npythonpath = ["tests"]\n'
+    assert pytest_config.pythonpath("pyproject.toml", toml) == ("tests",)
+    assert pytest_config.tree_pythonpath({"pytest.ini": b"[pytest]\npythonpath = .\n"}) == (".",)
+    assert pytest_config.tree_pythonpath({"tox.ini": b"[pytest\n"}) == ()  # unreadable: none
+
+
 def test_the_fallback_is_used_when_pytest_s_reader_is_missing(monkeypatch):
     assert pytest_config.pytest_reader_available()
     monkeypatch.setattr(pytest_config, "_pytest_loader", lambda a, b: None)  # other signature

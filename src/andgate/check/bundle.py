@@ -124,6 +124,7 @@ def run_to_json(run: RunResult) -> dict[str, Any]:
         "collection_errors": [list(e) for e in run.collection_errors],
         "error": run.error,
         "unscanned": [list(u) for u in run.unscanned],
+        "tampered": list(run.tampered),
     }
 
 
@@ -149,6 +150,7 @@ def run_from_json(data: Mapping[str, Any]) -> RunResult:
         unscanned=tuple(
             (str(m), str(p), str(t), str(w)) for m, p, t, w in data.get("unscanned", ())
         ),
+        tampered=tuple(str(t) for t in data.get("tampered", ())),
     )
 
 
@@ -160,6 +162,8 @@ def replay_to_json(replay: ReplayFacts) -> dict[str, Any]:
         "problem": replay.problem,
         "error": replay.error,
         "seconds": replay.seconds,
+        "tampered": list(replay.tampered),
+        "hung_on_head": list(replay.hung_on_head),
     }
 
 
@@ -171,6 +175,8 @@ def replay_from_json(data: Mapping[str, Any]) -> ReplayFacts:
         problem=str(data["problem"]),
         error=None if data["error"] is None else str(data["error"]),
         seconds=float(data["seconds"]),
+        tampered=tuple(str(t) for t in data.get("tampered", ())),
+        hung_on_head=tuple(str(n) for n in data.get("hung_on_head", ())),
     )
 
 

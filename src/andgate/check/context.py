@@ -13,7 +13,7 @@ from andgate.check.state import CheckState
 from andgate.check.units import Unit
 from andgate.check.work import Work
 from andgate.plugin.shard import MIN_BYTES_PER_SHARD, shards
-from andgate.process.requests import RunRequest
+from andgate.process.requests import TRUSTED_ROLES, RunRequest
 from andgate.process.results import merge_results
 from andgate.process.run import run_parallel, run_pytest
 from andgate.process.worktree import WorktreePool
@@ -89,14 +89,24 @@ class PhaseContext:
         progress.set(done, total or None)
 
     def task(self, name: str, request: RunRequest, commit: str) -> Callable[[], None]:
-        """Run `request` in a pooled worktree of `commit`; keep its result as `name`."""
+        """Run `request` in a pooled worktree of `commit`; keep its result as `name`.
+        A trusted run gets `commit`'s test side to be held to (`trusted`)."""
+        request = self.trusted(request, commit)
 
         def run() -> None:
-            with self.pool.lease(commit) as worktree:
+            verified = request.integrity is not None
+            with self.pool.lease(commit, verified=verified) as worktree:
                 result = run_pytest(request, worktree.path, self.scratch, self.timeout)
                 self.state.runs[name] = result
 
         return run
+
+    def trusted(self, request: RunRequest, commit: str) -> RunRequest:
+        """An oracle or property request (every run of base included) with the test
+        side of `commit` it must load (contract section 4, step 4); others unchanged."""
+        if request.role not in TRUSTED_ROLES or request.integrity is not None:
+            return request
+        return replace(request, integrity=self.plan.test_side_files[commit])
 
     # -- units: a class split by file over CI machines, then over this one's cores ----
 

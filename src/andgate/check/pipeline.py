@@ -152,7 +152,12 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
         state.found = replace(state.found, lock=lock)
         trees = (scratch, pool)
         ctx = plan_phases(git, opts, state, config, differs, trees, approved=trusts_head)
-        _run_phases(ctx, git, opts, changes, before_untrusted=scan.result)
+        try:
+            _run_phases(ctx, git, opts, changes, before_untrusted=scan.result)
+        finally:
+            if pool.journal:  # worktrees rebuilt before a trusted run: the check's log says so
+                text = "\n".join(pool.journal) + "\n"
+                state.captured.files["worktrees.log"] = text.encode("utf-8", "backslashreplace")
         base_oracle = _base_oracle_ids(state, ctx.plan.base_oracle_files)
         state.found = replace(state.found, disputes=judged(disputes.facts, base_oracle))
     state.annotate_junit()
@@ -266,6 +271,7 @@ def _run_phases(
     state.replays = list(oracle.replays)
     state.found = replace(state.found, oracle=oracle.oracle, known_bad=oracle.known_bad)
     state.found = replace(state.found, property=run_property_phase(ctx))
+    state.found = replace(state.found, tampered=state.tampering())
     discrimination = wait_future(planned)
     before_untrusted()
     state.found = replace(state.found, untrusted=run_untrusted_phase(ctx, beside=discrimination))

@@ -18,11 +18,13 @@ from andgate.check.inventory.items import counts
 from andgate.process.requests import RunEnvironment
 from andgate.process.results import RunResult
 from andgate.records import (
+    Bit,
     Facts,
     Finding,
     InventoryRecord,
     ReplayFacts,
     Role,
+    Tampering,
 )
 from andgate.report.context import ReportContext
 from andgate.report.junit import Attempt, annotate
@@ -40,6 +42,15 @@ class RunName(enum.StrEnum):
     PROPERTY = "property"
     UNTRUSTED = "untrusted"
     FLAKE = "flake"
+
+
+# How a run of `RunName` is named where its results are voided.
+RUN_TITLES: dict[str, str] = {
+    RunName.ORACLE: "oracle",
+    RunName.BASE_ORACLE: "base oracle collection",
+    RunName.BASE_SKIPS: "oracle skips on base",
+    RunName.PROPERTY: "property",
+}
 
 
 @dataclass
@@ -141,6 +152,22 @@ class CheckState:
             generated=self.generated,
             known_bad_from=self.known_bad_from,
         )
+
+    def tampering(self) -> tuple[Tampering, ...]:
+        """What the trusted runs so far loaded that is not the test side they were
+        given (`process.integrity.judge`), each file once, with the class it voids."""
+        found: dict[str, Tampering] = {}
+        for name, result in self.runs.items():
+            kind = name.partition("@")[0].partition(".")[0]
+            bit = Bit.PROPERTY if kind == RunName.PROPERTY else Bit.ORACLE
+            title = RUN_TITLES.get(kind, kind)
+            for detail in result.tampered:
+                found.setdefault(detail, Tampering(detail, title, bit))
+        for replay in self.replays:
+            title = f"known-bad {replay.name}"
+            for detail in replay.tampered:
+                found.setdefault(detail, Tampering(detail, title, Bit.KNOWN_BAD))
+        return tuple(found.values())
 
     def capture(self) -> None:
         self.captured.collect(self.runs)

@@ -95,12 +95,16 @@ def open_target(
     return Target(git, commit, history, what, config, generated)
 
 
-def run_environment(target: Target, plan: Plan) -> RunEnvironment:
-    """As `check`'s runs: an installed project imports the worktree's code."""
+def run_environment(
+    target: Target, plan: Plan, item_timeout: float | None = None
+) -> RunEnvironment:
+    """As `check`'s runs: an installed project imports the worktree's code, and each
+    test item has `item_timeout` seconds (None: no item limit, as for a collection)."""
     return RunEnvironment(
         checkout=target.git.repo,
         project=find_installed_project(target.git.repo, plan.head_paths),
         scrub_env=target.config.manifest.scrub_env,
+        item_timeout=item_timeout,
     )
 
 

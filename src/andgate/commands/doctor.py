@@ -30,6 +30,7 @@ from andgate.commands.common import (
     open_target,
     plural,
     read_file,
+    run_environment,
     target_pool,
 )
 from andgate.commands.layout import (
@@ -44,7 +45,7 @@ from andgate.commands.xfails import WHY as XFAIL_WHY
 from andgate.errors import FreezeFileError, ManifestError
 from andgate.exitcodes import Exit
 from andgate.git import Git
-from andgate.process.requests import DEFAULT_TIMEOUT
+from andgate.process.requests import DEFAULT_ITEM_TIMEOUT, DEFAULT_TIMEOUT
 from andgate.records import Outcome, ReplayStatus, TrustClass
 from andgate.trust import locks
 from andgate.trust.adoption import has_andgate_config, target_branch
@@ -265,7 +266,10 @@ def _known_bad(target: Target, jobs: int, timeout: float, found: Findings, named
         plan = head_plan(target.git, target.commit, config, scratch)
         if not plan.trusted_oracle_files:
             return  # NO_ORACLE, reported above
-        baseline, replays = _replay_all(plan, target, pool, scratch, (jobs, timeout))
+        # replay-known-bad's default item limit: a hang costs a minute, not --timeout
+        environment = run_environment(target, plan, DEFAULT_ITEM_TIMEOUT)
+        limits = (jobs, timeout)
+        baseline, replays = _replay_all(plan, target, pool, scratch, limits, environment)
     # The xfail items the collection named are not named twice; the first other one is.
     not_passing = [(n, what) for n, what in baseline.not_passing if n not in named]
     if baseline.error:

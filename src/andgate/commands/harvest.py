@@ -38,6 +38,7 @@ from andgate.check.cache import GreenCache, KillerCache, patched_files
 from andgate.check.discrimination.changed_tests import changed_tests, item_name
 from andgate.check.oracle.replay import BITES, refusal, replay_applied, replay_fixture
 from andgate.git import Git
+from andgate.process.limits import PlainRun
 from andgate.process.requests import RunRequest
 from andgate.process.results import RunResult
 from andgate.process.run import run_pytest
@@ -210,6 +211,8 @@ class Replayer:
     evidence: RunRequest | None = None
     oracle_files: frozenset[str] = frozenset()
     greens: GreenCache = field(default_factory=lambda: GreenCache(None))
+    # HEAD's green oracle run: what each item took there bounds its limit in a replay
+    plain: PlainRun | None = None
 
 
 def replay_patch(name: str, patch: bytes, index: int, replayer: Replayer) -> ReplayFacts | None:
@@ -228,6 +231,7 @@ def replay_patch(name: str, patch: bytes, index: int, replayer: Replayer) -> Rep
         timeout=min(replayer.timeout, max(left, 1.0)),
         cache=replayer.cache,
         oracle_digest=replayer.oracle_digest,
+        plain=replayer.plain,
     )
 
 
@@ -287,6 +291,7 @@ def _replay_here(
         timeout=min(replayer.timeout, max(left, 1.0)),
         cache=replayer.cache,
         oracle_digest=replayer.oracle_digest,
+        plain=replayer.plain,
     )
 
 

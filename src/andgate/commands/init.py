@@ -13,6 +13,8 @@ Exit codes: 0 done (even when every file already existed), 2 could not write.
 from __future__ import annotations
 
 import argparse
+import ast
+import configparser
 import re
 import textwrap
 import tomllib
@@ -41,7 +43,7 @@ from andgate.commands.xfails import Xfail, xfails_in
 from andgate.errors import AndgateError, ManifestError
 from andgate.exitcodes import Exit
 from andgate.git import Git, decode_path
-from andgate.trust import pytest_config
+from andgate.trust import project_plugins, pytest_config
 from andgate.trust.freeze_edit import yaml_string
 from andgate.trust.manifest import DEFAULT_MANIFEST, Manifest, parse_manifest
 from andgate.trust.paths import is_under
@@ -114,6 +116,10 @@ class Survey:
     # outside `testpaths` (pytest never collects them).
     left_out: Mapping[str, str] = field(default_factory=dict)
     example_module: str = "mypkg/core.py"  # a production module, for the known-bad README
+    # The modules of the project's own pytest plugins (`pytest11` entry points its
+    # build files declare): their hooks are allowed there (production_scan.allow).
+    plugin_files: tuple[str, ...] = ()
+    unfound_plugins: tuple[str, ...] = ()  # "name = target" whose module no file holds
 
     @property
     def marker_names(self) -> tuple[str, ...]:
@@ -249,6 +255,8 @@ def survey_repo(git: Git) -> Survey:
             markers[name] = found
     pyproject = _pyproject(git.repo)
     testpaths = read_testpaths(lambda name: read_file(git.repo, name)).in_tree(files)
+    build_files = {name: read_file(git.repo, name) for name in project_plugins.BUILD_FILES}
+    plugin_files, unfound = plugin_modules(files, project_plugins.declared_plugins(build_files))
     return Survey(
         counts,
         markers,
@@ -260,7 +268,29 @@ def survey_repo(git: Git) -> Survey:
         testpaths=testpaths,
         left_out=not_proposed(tests, testpaths),
         example_module=example_module(files),
+        plugin_files=plugin_files,
+        unfound_plugins=unfound,
     )
+
+
+def plugin_modules(
+    files: Iterable[str], declared: Iterable[tuple[str, str]]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The repository files that hold the modules of the declared pytest plugins (under
+    any source folder: `src/pkg/plugin.py` holds `pkg.plugin`), and each declaration
+    (`name = target`) whose module no file holds."""
+    files = list(files)
+    found: list[str] = []
+    unfound = []
+    for name, target in sorted(declared):
+        module = target.split(":", 1)[0].strip().replace(".", "/")
+        tails = (f"{module}.py", f"{module}/__init__.py")
+        hits = [f for f in files if any(f == t or f.endswith(f"/{t}") for t in tails)]
+        if hits:
+            found += hits
+        else:
+            unfound.append(f"{name} = {target}")
+    return tuple(dict.fromkeys(found)), tuple(unfound)
 
 
 def _xfails(root: Path, tests: Iterable[str]) -> dict[str, tuple[Xfail, ...]]:
@@ -328,7 +358,7 @@ EDIT_ME = "  # andgate init: edit this line to install your test dependencies"
 def install_command(root: Path, pyproject: Mapping[str, Any]) -> str:
     """The project and its test dependencies, from its extras or requirements
     files; a marked line to edit when neither names them."""
-    extras = _table(pyproject, "project", "optional-dependencies")
+    extras = {*_table(pyproject, "project", "optional-dependencies"), *_setuptools_extras(root)}
     extra = next((e for e in TEST_EXTRAS if e in extras), None)
     if extra is not None:
         return f'python -m pip install -e ".[{extra}]"'
@@ -336,6 +366,58 @@ def install_command(root: Path, pyproject: Mapping[str, Any]) -> str:
     if requirements is not None:
         return f"python -m pip install -e . -r {requirements}"
     return f"python -m pip install -e . pytest{EDIT_ME}"
+
+
+def _setuptools_extras(root: Path) -> set[str]:
+    """The extras setuptools reads from `setup.cfg` (`[options.extras_require]`) and
+    from `setup.py` (a literal `extras_require` dict, or a module-level name bound to
+    one). A file that cannot be read names none: the install line is then marked."""
+    return _setup_cfg_extras(_text(root, "setup.cfg")) | _setup_py_extras(_text(root, "setup.py"))
+
+
+def _text(root: Path, rel: str) -> str:
+    try:
+        raw = read_file(root, rel)
+        return "" if raw is None else raw.decode("utf-8-sig")
+    except (AndgateError, OSError, UnicodeDecodeError):
+        return ""
+
+
+def _setup_cfg_extras(text: str) -> set[str]:
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return set()
+    section = "options.extras_require"
+    return set(parser[section]) if parser.has_section(section) else set()
+
+
+def _setup_py_extras(text: str) -> set[str]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    bound = {
+        target.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        for keyword in node.keywords if isinstance(node, ast.Call) else ():
+            value = keyword.value
+            if keyword.arg == "extras_require" and isinstance(value, ast.Name):
+                value = bound.get(value.id, value)
+            if keyword.arg == "extras_require" and isinstance(value, ast.Dict):
+                found |= {
+                    k.value
+                    for k in value.keys
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                }
+    return found
 
 
 def _repo_files(git: Git) -> list[str]:
@@ -408,12 +490,22 @@ def _commented(lines: list[str]) -> str:
     return "".join(f"    # {line}".rstrip() + "\n" for line in lines)
 
 
+# The glob of the repository's top folder: its test modules at any depth (gitignore
+# semantics), never "*.py", which would make every Python file, production too, an oracle.
+TOP_FOLDER_GLOBS = ("test_*.py", "*_test.py")
+
+
+def folder_globs(folder: str) -> list[str]:
+    """The oracle globs of a test folder: everything under it; the top folder's test modules."""
+    return list(TOP_FOLDER_GLOBS) if folder == "." else [f"{folder}/**/*.py"]
+
+
 def _glob_lines(folders: dict[str, int], layout: Layout | None = None) -> list[str]:
-    globs = {folder: _yaml_list(_folder_glob(folder, layout)) for folder in folders}
-    width = max(len(g) for g in globs.values())
+    values = {folder: _yaml_list(_folder_glob(folder, layout)) for folder in folders}
+    width = max(len(v) for v in values.values())
     lines = []
     for folder, count in list(folders.items())[:MAX_SUGGESTED_FOLDERS]:
-        value = globs[folder]
+        value = values[folder]
         lines.append(f"  globs: {value:<{width}}  # {plural(count, 'test file')}")
     if len(folders) > MAX_SUGGESTED_FOLDERS:
         lines.append(f"  ... and {len(folders) - MAX_SUGGESTED_FOLDERS} more test folders")
@@ -423,7 +515,7 @@ def _glob_lines(folders: dict[str, int], layout: Layout | None = None) -> list[s
 def _folder_glob(folder: str, layout: Layout | None) -> list[str]:
     """A test folder's oracle glob; when the property folder lies inside it, without it
     (the oracle class comes first: a property test there would be an oracle)."""
-    globs = ["*.py" if folder == "." else f"{folder}/**/*.py"]
+    globs = folder_globs(folder)
     if layout is not None and (folder == "." or is_under(layout.property_dir, folder)):
         globs.append(f"!{layout.property_dir}/**")
     return globs
@@ -500,7 +592,26 @@ def manifest_text(layout: Layout, survey: Survey) -> str:
         oracle_globs=_proposed_oracle_globs(layout, survey),
         xfail_note=_commented(xfail_note(survey)),
         generated_files=_yaml_list(survey.generated),
+        production_scan=production_scan_text(survey),
     )
+
+
+PLUGIN_CONSTRUCTS = "[pytest_plugin, harness_reference]"
+
+
+def production_scan_text(survey: Survey) -> str:
+    """For a project that is a pytest plugin: its hooks and `import pytest`, allowed in
+    the modules its build files declare (docs/pytest-plugin-projects.md)."""
+    lines = [
+        "# This project declares pytest plugins (pytest11 entry points): their hooks and",
+        "# `import pytest` are production code that the scan flags (pytest_plugin,",
+        "# harness_reference) in every change that adds one, except where allowed here:",
+        "# the declared modules. A hook added anywhere else is still flagged.",
+        "production_scan:",
+        "  allow:",
+        *(f"    {yaml_string(f)}: {PLUGIN_CONSTRUCTS}" for f in survey.plugin_files),
+    ]
+    return "\n".join(lines) + "\n" if survey.plugin_files else ""
 
 
 def _proposed_oracle_globs(layout: Layout, survey: Survey) -> str:
@@ -547,9 +658,13 @@ def xfail_note(survey: Survey) -> list[str]:
 
 
 def _folder_globs(folders: dict[str, int], layout: Layout | None = None) -> list[str]:
-    """One glob per top-most test folder (a folder's glob covers its subfolders)."""
-    tops = [d for d in folders if not any(o != d and is_under(d, o) for o in folders)]
+    """The globs of each top-most test folder (a folder's glob covers its subfolders)."""
+    tops = [d for d in folders if not any(o != d and _holds(o, d) for o in folders)]
     return [glob for d in tops for glob in _folder_glob(d, layout)]
+
+
+def _holds(folder: str, other: str) -> bool:
+    return folder == "." or is_under(other, folder)
 
 
 def _report(
@@ -569,6 +684,16 @@ def _report(
     lines += collection_lines(
         survey.testpaths, (layout.oracle_dir, layout.property_dir), survey.left_out
     )
+    if survey.plugin_files:
+        lines.append(
+            f"pytest plugin modules, their hooks allowed (production_scan.allow): "
+            f"{', '.join(survey.plugin_files)}"
+        )
+    lines += [
+        f"pytest plugin {plugin}: no file of this repository holds its module; allow its "
+        "hooks where they live under production_scan.allow (docs/pytest-plugin-projects.md)"
+        for plugin in survey.unfound_plugins
+    ]
     if survey.xfails:
         lines.append(
             f"not proposed as oracles, {plural(len(survey.xfails), 'test file')} with xfail "
@@ -656,6 +781,7 @@ known_bad_dir: {known_bad_dir}
 owners: []
 # Empty: every changed file that is neither a test nor a trust-root file is production.
 production_globs: []
+{production_scan}\
 # sha256 of every file under fixtures_dir; `andgate lock update` writes it.
 lock_file: {lock_file}
 fixtures_dir: {fixtures_dir}

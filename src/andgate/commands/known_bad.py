@@ -14,6 +14,10 @@ already fails proves nothing. harvest walks the history of HEAD (or REV).
   way; per file and function, how many survive. `--write N` proposes the N most
   useful killed mutants as fixtures.
 
+Each test item has `--item-timeout` seconds, as in `check`; the candidates'
+limit comes from what the items took in that first oracle run (`process.limits`),
+and a kill by a timeout counts only when the item times out again alone.
+
 Candidates go to a proposals folder, never into `known_bad_dir`. Exit codes:
 0 done (misses and survivors are findings, not failures), 2 could not run.
 """
@@ -61,7 +65,9 @@ from andgate.commands.refresh import declare_refresh
 from andgate.errors import AndgateError
 from andgate.exitcodes import Exit
 from andgate.git import Git
-from andgate.process.requests import RunRequest
+from andgate.process.limits import PlainRun
+from andgate.process.requests import DEFAULT_ITEM_TIMEOUT, RunRequest
+from andgate.process.results import RunResult
 from andgate.process.run import run_parallel, run_pytest
 from andgate.process.worktree import WorktreePool
 from andgate.records import Outcome, ReplayStatus, Role
@@ -118,10 +124,12 @@ def _replayer(
     deadline: float,
     timeout: float,
     cache_dir: Path | None,
+    item_timeout: float | None = DEFAULT_ITEM_TIMEOUT,
 ) -> Replayer:
-    """The plan of HEAD, with the oracle class proven green there first."""
+    """The plan of HEAD, with the oracle class proven green there first: that run
+    is the plain run the candidates' replays learn their item limit from."""
     plan = head_plan(session.git, session.head, session.config, scratch)
-    environment = run_environment(session.target, plan)
+    environment = run_environment(session.target, plan, item_timeout)
     for note in generated_notes(session.target, environment):
         print(note)
     request = RunRequest(
@@ -131,9 +139,10 @@ def _replayer(
         allow_files=plan.trusted_oracle_files,
         environment=environment,
     )
-    _require_green_oracle(session, plan, pool, request, scratch, timeout)
+    plain = PlainRun()
+    plain.ended([_require_green_oracle(session, plan, pool, request, scratch, timeout)])
     # A fix's own tests, outside the oracle files: untrusted items of HEAD.
-    evidence = RunRequest("fix tests", Role.UNTRUSTED, plan.head_rules)
+    evidence = RunRequest("fix tests", Role.UNTRUSTED, plan.head_rules, environment=environment)
     return Replayer(
         git=session.git,
         pool=pool,
@@ -147,6 +156,7 @@ def _replayer(
         evidence=evidence,
         oracle_files=frozenset(plan.trusted_oracle_files),
         greens=GreenCache(cache_dir),
+        plain=plain,
     )
 
 
@@ -157,7 +167,7 @@ def _require_green_oracle(
     request: RunRequest,
     scratch: Path,
     timeout: float,
-) -> None:
+) -> RunResult:
     # The tree judged: the working tree's snapshot (its sha means nothing to the user).
     head, manifest = _tree_name(session), session.config.manifest
     if not plan.trusted_oracle_files:
@@ -181,6 +191,7 @@ def _require_green_oracle(
         )
     if not items:
         raise AndgateError(f"no oracle item was collected on {head} (NO_ORACLE)")
+    return result
 
 
 def _tree_name(session: Session) -> str:
@@ -206,6 +217,7 @@ def run_harvest(
     timeout: float = PROCESS_TIMEOUT,
     cache_dir: Path | None = None,
     rev: str | None = None,
+    item_timeout: float | None = DEFAULT_ITEM_TIMEOUT,
 ) -> int:
     started = time.monotonic()
     session = _session(repo, manifest, out, rev)
@@ -228,6 +240,7 @@ def run_harvest(
             deadline=started + budget,
             timeout=timeout,
             cache_dir=cache_dir,
+            item_timeout=item_timeout,
         )
         tally = Tally("harvest", len(fixes), "commits", ("killed", "missed"))
         # Parallel over commits; within one, revert and replay share a worktree.
@@ -437,6 +450,7 @@ def run_mutants(
     timeout: float = PROCESS_TIMEOUT,
     cache_dir: Path | None = None,
     rev: str | None = None,
+    item_timeout: float | None = DEFAULT_ITEM_TIMEOUT,
 ) -> int:
     started = time.monotonic()
     session = _session(repo, manifest, out, rev, writes=write > 0)
@@ -456,6 +470,7 @@ def run_mutants(
             deadline=started + budget,
             timeout=timeout,
             cache_dir=cache_dir,
+            item_timeout=item_timeout,
         )
         tally = Tally("mutants", len(mutants), "mutants", ("killed", "survived"))
         runs = run_parallel(_mutant_tasks(mutants, replayer, tally), jobs)
@@ -699,6 +714,7 @@ def _add_common_options(action: argparse.ArgumentParser) -> None:
     )
     options.add_jobs(action)
     options.add_timeout(action, default=PROCESS_TIMEOUT)
+    options.add_item_timeout(action)
     options.add_no_cache(
         action,
         "neither read nor write andgate's cache (remembered killers and, for harvest, "
@@ -723,4 +739,5 @@ def _common(args: argparse.Namespace) -> dict[str, Any]:
         "timeout": args.timeout,
         "rev": args.rev,
         "cache_dir": None if args.no_cache else default_cache_dir(),
+        "item_timeout": options.item_timeout(args),
     }

@@ -32,6 +32,7 @@ from andgate.commands.common import (
     head_plan,
     open_target,
     plural,
+    run_environment,
     table,
     target_pool,
     write_atomic,
@@ -40,7 +41,7 @@ from andgate.commands.relocate import CannotRelocate, parse_patch, relocate
 from andgate.commands.replay_known_bad import _replay_all
 from andgate.errors import BadInput
 from andgate.exitcodes import Exit
-from andgate.process.requests import DEFAULT_TIMEOUT
+from andgate.process.requests import DEFAULT_ITEM_TIMEOUT, DEFAULT_TIMEOUT
 from andgate.process.worktree import Worktree, WorktreePool
 from andgate.records import ReplayFacts, ReplayStatus
 from andgate.trust.config import KnownBad
@@ -70,6 +71,7 @@ def run_refresh(
     jobs: int,
     timeout: float = DEFAULT_TIMEOUT,
     replay: bool = True,
+    item_timeout: float | None = DEFAULT_ITEM_TIMEOUT,
 ) -> int:
     target = open_target(repo, manifest, None, takes_rev=False)  # it writes the working tree
     print(target.first_line("known-bad refresh"))
@@ -77,7 +79,8 @@ def run_refresh(
     with target_pool(target) as (scratch, pool):
         results = [_refresh(i, f, target, pool, scratch) for i, f in enumerate(fixtures)]
         stale = [r for r in results if r.how not in (How.APPLIES, How.CANNOT)]
-        replays = _replays(target, stale, pool, scratch, (jobs, timeout)) if replay else {}
+        limits = (jobs, timeout, item_timeout)
+        replays = _replays(target, stale, pool, scratch, limits) if replay else {}
     written = _write(target, stale, replays)
     print(_render(target, results, replays, written), end="")
     failed = any(r.how is How.CANNOT for r in results) or len(written) < len(stale)
@@ -155,9 +158,10 @@ def _replays(
     stale: list[Refreshed],
     pool: WorktreePool,
     scratch: Path,
-    limits: tuple[int, float],
+    limits: tuple[int, float, float | None],
 ) -> dict[str, ReplayFacts]:
-    """Each refreshed fixture replayed against the oracle class, by fixture name."""
+    """Each refreshed fixture replayed against the oracle class, by fixture name, as
+    `replay-known-bad` replays (`limits`: jobs, the process and the item timeout)."""
     if not stale:
         return {}
     refreshed = tuple(replace(r.fixture, patch=r.patch) for r in stale)
@@ -166,7 +170,9 @@ def _replays(
     plan = head_plan(target.git, target.commit, config, scratch)
     if not plan.trusted_oracle_files:
         return {}
-    _, replays = _replay_all(plan, judged, pool, scratch, limits)
+    jobs, timeout, item_timeout = limits
+    environment = run_environment(judged, plan, item_timeout)
+    _, replays = _replay_all(plan, judged, pool, scratch, (jobs, timeout), environment)
     return {r.name: r for r in replays}
 
 
@@ -246,6 +252,7 @@ def declare_refresh(actions: argparse._SubParsersAction) -> None:  # type: ignor
     options.add_manifest(parser)
     options.add_jobs(parser)
     options.add_timeout(parser)
+    options.add_item_timeout(parser)
     parser.add_argument(
         "--no-replay",
         action="store_true",
@@ -262,4 +269,5 @@ def _refresh_command(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         timeout=args.timeout,
         replay=not args.no_replay,
+        item_timeout=options.item_timeout(args),
     )

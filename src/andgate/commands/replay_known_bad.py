@@ -9,7 +9,10 @@ HEAD itself). The user's working tree is never touched, dirty or not.
 
 One more process runs the oracle class on HEAD without any fixture: a fixture
 that "bites" an oracle which already fails proves nothing, so a failing oracle
-on HEAD fails the command too.
+on HEAD fails the command too. Each test item has `--item-timeout` seconds, as in
+`check`; the replays learn from that run as `check`'s do (`process.limits`): an
+item that timed out there is not run again, and the limit comes from what the
+others took.
 
 Exit codes: 0 every fixture bit, 1 one stayed green or did not apply (or the
 oracle class cannot be replayed), 3 no fixture at all.
@@ -38,11 +41,17 @@ from andgate.commands.common import (
     target_pool,
 )
 from andgate.exitcodes import Exit
-from andgate.process.requests import DEFAULT_TIMEOUT, RunRequest
+from andgate.process.limits import PlainRun
+from andgate.process.requests import (
+    DEFAULT_ITEM_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    RunEnvironment,
+    RunRequest,
+)
 from andgate.process.results import RunResult
 from andgate.process.run import run_parallel, run_pytest
 from andgate.process.worktree import WorktreePool
-from andgate.records import Outcome, ReplayFacts, ReplayStatus, Role
+from andgate.records import ItemResult, Outcome, ReplayFacts, ReplayStatus, Role
 from andgate.trust.config import BaseConfig
 
 
@@ -63,6 +72,7 @@ def run_replay_known_bad(
     jobs: int,
     timeout: float = DEFAULT_TIMEOUT,
     rev: str | None = None,
+    item_timeout: float | None = DEFAULT_ITEM_TIMEOUT,
 ) -> int:
     target = open_target(repo, manifest, rev)
     config, head = target.config, target.commit
@@ -78,10 +88,10 @@ def run_replay_known_bad(
         plan = head_plan(target.git, head, config, scratch)
         if not plan.trusted_oracle_files:
             return _no_oracle(config, head)
-        environment = run_environment(target, plan)
+        environment = run_environment(target, plan, item_timeout)
         for note in generated_notes(target, environment):
             print(note)
-        baseline, replays = _replay_all(plan, target, pool, scratch, (jobs, timeout))
+        baseline, replays = _replay_all(plan, target, pool, scratch, (jobs, timeout), environment)
     print(_render(config, head, baseline, replays), end="")
     ok = baseline.error is None and not baseline.not_passing and baseline.items > 0
     return Exit.OK if ok and all(_bites(r) for r in replays) else Exit.BLOCK
@@ -102,6 +112,7 @@ def _replay_all(
     pool: WorktreePool,
     scratch: Path,
     limits: tuple[int, float],
+    environment: RunEnvironment,
 ) -> tuple[Baseline, list[ReplayFacts]]:
     """`limits`: jobs and the timeout per process."""
     jobs, timeout = limits
@@ -111,12 +122,19 @@ def _replay_all(
         Role.ORACLE,
         plan.trusted_oracle_rules,
         allow_files=plan.trusted_oracle_files,
-        environment=run_environment(target, plan),
+        environment=environment,
     )
+    plain = PlainRun()
 
     def baseline() -> RunResult:
-        with pool.lease(plan.trusted) as worktree:
-            return run_pytest(request, worktree.path, scratch, timeout)
+        """First in the queue, so that no replay waits for it before it started."""
+        ran: list[RunResult] = []
+        try:
+            with pool.lease(plan.trusted) as worktree:
+                ran.append(run_pytest(request, worktree.path, scratch, timeout))
+        finally:
+            plain.ended(ran)  # however it ended: a replay may be waiting
+        return ran[0]
 
     tasks: list[Callable[[], RunResult | ReplayFacts]] = [baseline]
     for index, fixture in enumerate(config.known_bad):
@@ -130,6 +148,7 @@ def _replay_all(
                 oracle_request=request,
                 scratch=scratch,
                 timeout=timeout,
+                plain=plain,
             )
         )
     first, *rest = run_parallel(tasks, jobs)
@@ -144,7 +163,7 @@ def _baseline(result: RunResult) -> Baseline:
     skip for another missing module, an xfail, an xpass are."""
     items = result.selected("oracle")
     judged = judged_against_itself(result)
-    not_passing = [(r.nodeid, r.outcome.value) for r in judged if r.outcome is not Outcome.PASSED]
+    not_passing = [(r.nodeid, _did(r, result)) for r in judged if r.outcome is not Outcome.PASSED]
     not_passing += [
         (nodeid or "<session>", "collection error") for nodeid, _ in result.collection_errors
     ]
@@ -154,6 +173,13 @@ def _baseline(result: RunResult) -> Baseline:
         not_passing=tuple(not_passing),
         error=result.error,
     )
+
+
+def _did(result: ItemResult, run: RunResult) -> str:
+    """What an item that did not pass did: its outcome, and for a timeout why."""
+    if run.reports.get(result.nodeid, {}).get("timeout") is not None:
+        return f"{result.outcome.value}: {result.message}"
+    return result.outcome.value
 
 
 def _bites(replay: ReplayFacts) -> bool:
@@ -167,6 +193,9 @@ def _status(replay: ReplayFacts) -> tuple[str, str]:
         return "ERROR", f"applied; the oracle run failed: {replay.error}"
     if status is ReplayStatus.STALE:
         return "STALE", f"does not apply to HEAD (KNOWN_BAD_STALE): {replay.problem}"
+    if status is ReplayStatus.GREEN and replay.hung_on_head:
+        hung = ", ".join(replay.hung_on_head)
+        return "GREEN", f"applied; every oracle item run passed; not run (time out on HEAD): {hung}"
     if status is ReplayStatus.GREEN:
         return "GREEN", "applied; every oracle item passed (ORACLE_NEUTRALIZED)"
     return "bites", f"applied; oracle failed: {', '.join(replay.failed)}"
@@ -223,10 +252,16 @@ def declare(parser: argparse.ArgumentParser) -> None:
     options.add_manifest(parser)
     options.add_jobs(parser)
     options.add_timeout(parser)
+    options.add_item_timeout(parser)
     options.handled_by(parser, _replay_known_bad)
 
 
 def _replay_known_bad(args: argparse.Namespace) -> int:
     return run_replay_known_bad(
-        args.repo, manifest=args.manifest, jobs=args.jobs, timeout=args.timeout, rev=args.rev
+        args.repo,
+        manifest=args.manifest,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        rev=args.rev,
+        item_timeout=options.item_timeout(args),
     )

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 import signal
 import sys
@@ -43,7 +44,7 @@ from typing import Any
 
 import pytest
 
-from andgate.plugin import isolation, redirect
+from andgate.plugin import integrity, isolation, redirect
 from andgate.plugin.classify import Rules, classify_item
 from andgate.plugin.shard import owns
 from andgate.records import XDIST_COLLECTIONS_DIFFER, ItemFacts, Role, TrustClass
@@ -84,10 +85,14 @@ def _read_spec(spec_path: str) -> dict[str, Any]:
 
 
 def redirect_imports(spec_path: str) -> None:
-    """Point imports of the project at this process's worktree (see `redirect`)."""
+    """Point imports of the project at this process's worktree (see `redirect`) and,
+    in a trusted run, compile its files only from bytes it read (see `integrity`)."""
     spec = _read_spec(spec_path)
     if spec.get("checkout"):
         redirect.apply(spec["checkout"], spec["root"], spec.get("project", {}).get("roots", ()))
+    guarded = spec.get("integrity")
+    if guarded is not None:
+        integrity.install(spec["root"], guarded["algorithm"], guarded["test_files"])
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -163,6 +168,12 @@ class Recorder:
         self.collection_errors: dict[str, str] = {}
         self.foreign: set[str] = set()
         self.unscanned: list[dict[str, str]] = []
+        # What a trusted run compiled from its worktree (None: not a trusted run), and
+        # its xdist workers' records.
+        self.guard = integrity.current() if spec.get("integrity") is not None else None
+        if self.guard is not None:
+            self.guard.config = config
+        self.imported: list[dict[str, list[dict[str, str]]]] = []
         # A file's items share its path: resolve it once (`Path.resolve` stats every
         # component; 51,524 items of packaging's test_version.py paid ~3 s for it).
         self.relative_paths: dict[str, str | None] = {}
@@ -173,6 +184,10 @@ class Recorder:
         self.canonical: dict[str, str] = {}
         limit = spec.get("item_timeout")
         self.clock = ItemClock(float(limit)) if limit else None
+        # What runs now, for the gate's stall watch (the process that sees every item
+        # start: xdist's controller, not its workers).
+        running = f"{self.results_path}.running"
+        self.running = RunningItems(running) if limit and not self.is_worker else None
 
     # -- collection -------------------------------------------------------------
 
@@ -248,9 +263,15 @@ class Recorder:
         self.total = len(first) + len(keep)
         self._write_progress(force=True)
 
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        if self.running is not None:
+            self.running.start(self.canonical.get(nodeid, nodeid))
+
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         self.done += 1
         self._write_progress()
+        if self.running is not None:
+            self.running.finish(self.canonical.get(nodeid, nodeid))
 
     def _write_progress(self, force: bool = False) -> None:
         """At most twice a second; only the main process writes (xdist's controller
@@ -396,6 +417,8 @@ class Recorder:
             self.collection_errors.setdefault(nodeid, message)
         self.foreign.update(worker["foreign"])
         self.unscanned += worker.get("unscanned", [])
+        if worker.get("integrity") is not None:
+            self.imported.append(worker["integrity"])
 
     def pytest_report_header(self, config: pytest.Config) -> str:
         seed = getattr(config.option, "hypothesis_seed", None)
@@ -419,6 +442,8 @@ class Recorder:
             )
             self.foreign.update(found)
         self.unscanned += redirect.unscanned_modules(str(self.root))
+        if self.guard is not None:
+            self.imported.append(self.guard.report())
         if self.is_worker:
             # pytest-xdist gives a worker's config its workeroutput dict.
             workeroutput: dict[str, str] = self.config.workeroutput  # type: ignore[attr-defined]
@@ -436,6 +461,7 @@ class Recorder:
             ],
             "foreign_imports": sorted(self.foreign),
             "unscanned_imports": self.unscanned,
+            "integrity": None if self.guard is None else integrity.merge(self.imported),
             "hypothesis_seed": getattr(self.config.option, "hypothesis_seed", None),
             "pytest_version": pytest.__version__,
         }
@@ -455,6 +481,7 @@ class Recorder:
             "collection_errors": self.collection_errors,
             "foreign": sorted(self.foreign),
             "unscanned": self.unscanned,
+            "integrity": None if self.guard is None else self.imported[-1],
         }
 
 
@@ -504,6 +531,55 @@ class ItemClock:
         self.fired[(self.nodeid, self.when)] = self.limit
         signal.setitimer(signal.ITIMER_REAL, REFIRE)
         raise ItemTimeout(timed_out_message(self.limit))
+
+
+class RunningItems:
+    """The node ids of the items running now, one a line, in a small shared memory
+    map of `path` (ended by a NUL): when an item blocks where no signal handler
+    runs, the gate's stall watch names it (`process.run.StallWatch`). A map, not a
+    write per item: the page is the file's, visible to the gate as soon as it is
+    written, at about a microsecond an item (ext4 flushes a rewritten file on close:
+    milliseconds an item). Where no map can be made, nothing is named."""
+
+    SIZE = 4096
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.now: dict[str, None] = {}  # in the order they started (xdist: one a worker)
+        self.map: mmap.mmap | None = None
+        self.broken = False
+
+    def start(self, nodeid: str) -> None:
+        self.now[nodeid] = None
+        self._show()
+
+    def finish(self, nodeid: str) -> None:
+        """Forgotten; shown at once only while others run (xdist's workers), else with
+        the next start: one write an item. Between two items of one process the map
+        still names the one that just finished."""
+        self.now.pop(nodeid, None)
+        if self.now:
+            self._show()
+
+    def _show(self) -> None:
+        if self.map is None and not self._open():
+            return
+        assert self.map is not None
+        text = "".join(f"{n}\n" for n in self.now).encode("utf-8", "surrogateescape")
+        data = text[: self.SIZE - 1] + b"\0"
+        self.map[: len(data)] = data
+
+    def _open(self) -> bool:
+        if self.broken:
+            return False
+        try:
+            with open(self.path, "w+b") as fh:
+                fh.truncate(self.SIZE)
+                self.map = mmap.mmap(fh.fileno(), self.SIZE)  # outlives the descriptor
+        except (OSError, ValueError):
+            self.broken = True
+            return False
+        return True
 
 
 class _armed:

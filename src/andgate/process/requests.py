@@ -11,6 +11,7 @@ from typing import Protocol
 from andgate.plugin.classify import Rules
 from andgate.plugin.shard import Shard
 from andgate.process.installed import InstalledProject
+from andgate.process.integrity import ExpectedTestSide
 from andgate.records import (
     Role,
 )
@@ -94,6 +95,11 @@ class RunRequest:
     only_items: tuple[str, ...] | None = None
     skip_items: tuple[str, ...] = ()
     item_timeout: float | None = None  # this run's limit, when not the environment's
+    # A trusted run's test side (oracle, property, replay, every run of base): the
+    # process compiles its worktree's modules from bytes it reads and records them,
+    # the gate holds them against these files (`integrity.judge`), and a reused
+    # worktree is verified before it runs (`WorktreePool.lease`). None: untrusted.
+    integrity: ExpectedTestSide | None = None
 
     @property
     def item_limit(self) -> float | None:

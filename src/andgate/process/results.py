@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from andgate.process.argv import EXIT_CANNOT_IMPORT
+from andgate.process.integrity import ExpectedTestSide, Imported, judge
 from andgate.records import (
     ClassFacts,
     ItemFacts,
@@ -56,6 +57,9 @@ class RunResult:
     # Modules imported from the worktree that are not a plain Python source file
     # there: (module, path, target, why), see `redirect.unscanned_modules`.
     unscanned: tuple[tuple[str, str, str, str], ...] = ()
+    # A trusted run's: what it loaded that is not the test side it was given (one
+    # line per file, `integrity.judge`); its results do not count.
+    tampered: tuple[str, ...] = ()
 
     def selected(self, role: str) -> tuple[CollectedItem, ...]:
         return tuple(i for i in self.items if i.cls == role)
@@ -69,9 +73,16 @@ class RunResult:
 
 
 def read_results(
-    label: str, code: int, seconds: float, results: Path, log: Path, junit: Path | None
+    label: str,
+    code: int,
+    seconds: float,
+    results: Path,
+    log: Path,
+    junit: Path | None,
+    expected: ExpectedTestSide | None = None,
 ) -> RunResult:
-    """Parse the plugin's results file; anything malformed is an error, never a pass."""
+    """Parse the plugin's results file; anything malformed is an error, never a pass.
+    `expected`: a trusted run's test side, what it must have loaded."""
     base: dict[str, Any] = {
         "label": label,
         "exit_code": code,
@@ -94,7 +105,7 @@ def read_results(
             **base, error=f"pytest stopped with {kind} in the {label} run: {log_tail(log)}"
         )
     try:
-        return _parse_results(_read_regular_file(results), base)
+        return _parse_results(_read_regular_file(results), base, expected)
     except FileNotFoundError:
         error = (
             f"the {label} pytest process (exit {code}) wrote no results: was the andgate "
@@ -116,7 +127,9 @@ def _read_regular_file(path: Path) -> str:
         return fh.read().decode("utf-8")
 
 
-def _parse_results(text: str, base: dict[str, Any]) -> RunResult:
+def _parse_results(
+    text: str, base: dict[str, Any], expected: ExpectedTestSide | None = None
+) -> RunResult:
     """A results file's run. Its items and reports are decoded one element at a
     time and compacted as they come (`_Compact`): the whole document as dicts
     never exists (packaging's 53,632-item oracle shard: a 99 MiB peak for
@@ -145,6 +158,16 @@ def _parse_results(text: str, base: dict[str, Any]) -> RunResult:
         (str(u["module"]), str(u["path"]), str(u["target"]), str(u["why"]))
         for u in payload.get("unscanned_imports", ())
     )
+    tampered: tuple[str, ...] = ()
+    if expected is not None:
+        imported = payload.get("integrity")
+        if imported is None:
+            error = error or (
+                f"the {base['label']} pytest process did not report what it compiled from "
+                "its worktree, so its test side is unverified"
+            )
+        else:
+            tampered = judge(base["label"], Imported.from_json(imported), expected)
     return RunResult(
         **base,
         items=items,
@@ -153,6 +176,7 @@ def _parse_results(text: str, base: dict[str, Any]) -> RunResult:
         collection_errors=errors,
         error=error,
         unscanned=unscanned,
+        tampered=tampered,
     )
 
 
@@ -342,6 +366,7 @@ def merge_results(label: str, parts: Sequence[RunResult]) -> RunResult:
         collection_errors=tuple(e for p in parts for e in p.collection_errors),
         error="; ".join(errors) if errors else None,
         unscanned=tuple(u for p in parts for u in p.unscanned),
+        tampered=tuple(dict.fromkeys(t for p in parts for t in p.tampered)),
     )
 
 

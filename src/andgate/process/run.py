@@ -58,6 +58,10 @@ STALL_GRACE = 60.0
 STALL_POLL = 2.0
 
 
+# How much of the running-items file a stall's message reads and names.
+RUNNING_BYTES, RUNNING_NAMED, NODEID_CHARS = 4096, 4, 300
+
+
 # How often a run with a `Stop` looks at it: a budget ends a process this late at most.
 STOP_POLL = 0.1
 
@@ -81,8 +85,10 @@ def run_pytest(
     junit = scratch / f"{stem}.xml" if request.junit_name else None
     log = scratch / f"{stem}.log"
     results.unlink(missing_ok=True)
-    # An earlier run's (same label) would look like a process that finished nothing.
+    # An earlier run's (same label) would look like a process that finished nothing,
+    # or name the item it ran.
     Path(f"{results}.progress").unlink(missing_ok=True)
+    Path(f"{results}.running").unlink(missing_ok=True)
     environment = request.environment
     spec = {
         "role": Role(request.role).value,
@@ -99,6 +105,7 @@ def run_pytest(
         "only_items": None if request.only_items is None else list(request.only_items),
         "skip_items": list(request.skip_items),
         "item_timeout": request.item_limit,
+        "integrity": None if request.integrity is None else request.integrity.spec(),
     }
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     args = pytest_argv(request, spec_path, junit, worktree, config_file(worktree, scratch))
@@ -119,8 +126,9 @@ def run_pytest(
     if watch is not None and watch.stalled:
         error = (
             f"the {request.label} pytest process stopped responding: no test item finished "
-            f"in {watch.after:.0f}s, past the {limit:g} s item limit (an item blocked where "
-            "the item timeout cannot stop it, such as C code that holds the GIL)"
+            f"in {watch.after:.0f}s, past the {limit:g} s item limit{watch.running()} (an "
+            "item blocked where the item timeout cannot stop it, such as C code that holds "
+            "the GIL)"
         )
         return RunResult(request.label, None, seconds, error=error, log=log, junit=junit)
     if timed_out:
@@ -132,7 +140,9 @@ def run_pytest(
             f"during the run, so its exit status is unknown: {log_tail(log)}"
         )
         return RunResult(request.label, None, seconds, error=error, log=log, junit=junit)
-    result = read_results(request.label, code, seconds, results, log, junit)
+    result = read_results(
+        request.label, code, seconds, results, log, junit, expected=request.integrity
+    )
     if not request.xdist_off and _xdist_collections_differ(result):
         # The contract: whatever the config loads, the same per-item facts as without
         # it. Here xdist ran nothing, because its workers collected different items;
@@ -231,7 +241,8 @@ def _run_session(
 
 class StallWatch:
     """Whether a pytest process stopped finishing items: its progress file (written
-    once collection is done and as items finish) has not changed for `after` s."""
+    once collection is done and as items finish) has not changed for `after` s; and
+    which items it was running then (`plugin.hooks.RunningItems`, beside it)."""
 
     def __init__(self, progress: Path, after: float) -> None:
         self.progress, self.after = progress, after
@@ -242,6 +253,18 @@ class StallWatch:
             age = time.time() - self.progress.stat().st_mtime
             self.stalled = age > self.after
         return self.stalled
+
+    def running(self) -> str:
+        """ ", it was running <node ids>", or "" when the process named none. The
+        process wrote it, so it is shown, never trusted: it only names."""
+        path = self.progress.with_name(self.progress.name.removesuffix(".progress") + ".running")
+        try:
+            data = path.read_bytes()[:RUNNING_BYTES]
+        except OSError:
+            return ""
+        text = data.split(b"\0", 1)[0].decode("utf-8", "replace")
+        names = [n[:NODEID_CHARS] for n in text.splitlines() if n.strip()][:RUNNING_NAMED]
+        return f", it was running {', '.join(names)}" if names else ""
 
 
 def _wait(

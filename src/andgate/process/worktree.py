@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from andgate.errors import AndgateError, GitError
-from andgate.git import Git, decode_path
+from andgate.git import Git, TreeEntry, blob_id, decode_path
 from andgate.process.generated import NONE, Generated, copy_into
 from andgate.process.signals import deferred_signals
 
@@ -44,6 +44,17 @@ REPO_LOCK_WAIT = 150.0
 # is spent the remaining worktrees are removed from the filesystem only.
 REMOVE_TIMEOUT = 30.0
 CLOSE_BUDGET = 60.0
+SYMLINK_MODE = "120000"
+# How git looks at a worktree whatever the repository's config says: every file
+# is listed and stat'ed (no fsmonitor, untracked cache or sparse checkout), and a
+# change of ctime counts.
+WORKTREE_CONFIG = (
+    *("-c", "core.fsmonitor=false"),
+    *("-c", "core.untrackedCache=false"),
+    *("-c", "core.sparseCheckout=false"),
+    *("-c", "core.trustctime=true"),
+    *("-c", "core.checkStat=default"),
+)
 
 
 class Worktree:
@@ -53,24 +64,46 @@ class Worktree:
         self.common_dir = common_dir
         self.created = False
         self.admin_dir: str | None = None
+        self.patched: tuple[str, ...] = ()  # what `apply_patch` wrote since the checkout
 
-    def checkout(self, commit: str) -> None:
+    def checkout(self, commit: str, *, verified: bool = False) -> None:
         """Make the worktree exactly `commit`: tracked files reset, untracked removed.
 
         `__pycache__` survives, which keeps repeated runs in one worktree fast,
         except the bytecode of every source about to change. A worktree is
         reused only by a later phase that is no more trusted than the one
-        before it.
+        before it. `verified` (a trusted run follows): every untracked file goes,
+        bytecode caches too; `differences` then says what is still not `commit`.
         """
+        self.patched = ()
         if not self.created:
             self.created = True
             with _ADD_LOCK, _repo_lock(self.common_dir):
                 self._add(commit)
             self.admin_dir = self._read_admin_dir()
             return
-        self._drop_bytecode(self._rewritten_by_checkout(commit))
+        if not verified:
+            self._drop_bytecode(self._rewritten_by_checkout(commit))
         self._git("checkout", "--quiet", "--force", "--detach", commit)
-        self._git("clean", "-ffdqx", "-e", "__pycache__")
+        self._git("clean", "-ffdqx", *(() if verified else ("-e", "__pycache__")))
+
+    def differences(self, commit: str, files: Mapping[str, TreeEntry] | None = None) -> list[str]:
+        """What in the worktree is not `commit`: each tracked file whose bytes differ
+        from the commit's, hashed (git's stat data would trust a rewrite that kept
+        a file's size and mtime, and an entry marked skip-worktree), and each
+        untracked file or folder, bytecode caches included. Empty: the worktree is
+        the commit, byte for byte. `files`: the commit's listing, when known: each
+        file is hashed here first, and git asked only when something looks different
+        (it knows the checkout's conversions: `.gitattributes` eol rules, filters)."""
+        if files is not None and same_files(self.path, files):
+            return []
+        self._git("read-tree", commit)  # an index with no stat data: every file is hashed
+        status = self._git(*STATUS, check=False)
+        if status.returncode != 0:
+            return [f"git status failed: {status.stderr.decode('utf-8', 'replace').strip()}"]
+        head, entries = status_entries(status.stdout)
+        found = [] if head == commit else [f"HEAD is not {commit[:12]}"]
+        return found + [f"{path} {what}" for path, what in entries]
 
     def _add(self, commit: str) -> None:
         args = ("worktree", "add", "--detach", "--force", str(self.path), commit)
@@ -88,16 +121,7 @@ class Worktree:
         what differs from HEAD (staged, unstaged, untracked or ignored) and, when
         HEAD is not `commit`, what differs between the two. One `git status` walks
         the tree once, where a diff and an ls-files walked it twice."""
-        status = self._git(
-            "status",
-            "--porcelain=v2",
-            "-z",
-            "--branch",
-            "--no-renames",
-            "--untracked-files=all",
-            "--ignored=traditional",
-            check=False,
-        )
+        status = self._git(*STATUS, check=False)
         if status.returncode == 0:
             head, paths = status_paths(status.stdout)
         else:  # a test broke HEAD (a missing object, a blob): list untracked files alone
@@ -146,6 +170,15 @@ class Worktree:
             self._drop_admin_dir()
         shutil.rmtree(self.path, ignore_errors=True)
 
+    def rebuild(self, commit: str) -> None:
+        """Remove this worktree and add it again at `commit`: what code left in it is
+        gone with the folder. Raises when the folder cannot be emptied."""
+        self.remove(REMOVE_TIMEOUT)
+        if self.path.exists():
+            raise GitError(f"{self.path}: a worktree that must be rebuilt cannot be removed")
+        self.created, self.admin_dir = False, None
+        self.checkout(commit)
+
     def _drop_admin_dir(self) -> None:
         """Delete .git/worktrees/<name> of this worktree only: the one recorded when
         it was created, if it is a real folder right under the common dir's worktrees/."""
@@ -164,9 +197,11 @@ class Worktree:
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
         """git in this worktree, located by explicit GIT_DIR/GIT_WORK_TREE rather
         than its `.git` file: a test that ran here may have deleted that file (git
-        would then find an enclosing repository) or pointed it at the user's."""
+        would then find an enclosing repository) or pointed it at the user's. Code
+        that ran here could also have written the repository's config: git looks at
+        every file, never through a file-system monitor or a sparse checkout."""
         env = {"GIT_DIR": self.admin_dir or "", "GIT_WORK_TREE": str(self.path)}
-        return self.git.run(*args, cwd=self.path, env=env, check=check)
+        return self.git.run(*WORKTREE_CONFIG, *args, cwd=self.path, env=env, check=check)
 
     def apply_patch(self, patch: Path) -> str | None:
         """`git apply` a patch; return git's complaint when it does not apply."""
@@ -174,7 +209,8 @@ class Worktree:
         args = ("apply", "--numstat", "-z", "--apply", "--whitespace=nowarn", str(patch))
         proc = self._git(*args, check=False)
         if proc.returncode == 0:
-            self._drop_bytecode(numstat_paths(proc.stdout))
+            self.patched = tuple(numstat_paths(proc.stdout))
+            self._drop_bytecode(self.patched)
             return None
         stderr = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         return stderr[0] if stderr else f"git apply exited {proc.returncode}"
@@ -224,17 +260,40 @@ class WorktreePool:
         # name keeps two checks of one repository out of each other's way.
         self._prefix = f"andgate-{secrets.token_hex(4)}-wt"
         self._common_dir: Path | None = None
+        # The check's log of worktree switches that found what code had left (logs/worktrees.log)
+        self.journal: list[str] = []
+        # commit -> its files (the plan's listings): a verified switch hashes them itself
+        self.listings: dict[str, Mapping[str, TreeEntry]] = {}
 
     @contextmanager
-    def lease(self, commit: str) -> Iterator[Worktree]:
-        """A worktree at `commit`, returned to the pool afterwards."""
+    def lease(self, commit: str, *, verified: bool = False) -> Iterator[Worktree]:
+        """A worktree at `commit`, returned to the pool afterwards. `verified`: for a
+        trusted run (contract section 4, step 4), a reused worktree is checked against
+        `commit` after the switch (`Worktree.differences`) and rebuilt when anything
+        differs, never reused as it is."""
         worktree = self._take()
         try:
-            worktree.checkout(commit)
+            self._switch(worktree, commit, verified)
             copy_into(worktree.path, self.by_commit.get(commit, self.generated))
             yield worktree
         finally:
             self._free.put(worktree)
+
+    def _switch(self, worktree: Worktree, commit: str, verified: bool) -> None:
+        reused = worktree.created
+        worktree.checkout(commit, verified=verified)
+        if not (verified and reused):
+            return  # a worktree git just added is its commit
+        found = worktree.differences(commit, self.listings.get(commit))
+        if not found:
+            return
+        shown = "; ".join(found[:10]) + (f"; and {len(found) - 10} more" if len(found) > 10 else "")
+        with self._lock:
+            self.journal.append(
+                f"{worktree.path.name}: switched to {commit[:12]} for a trusted run, it still "
+                f"held what an earlier run left ({shown}): rebuilt"
+            )
+        worktree.rebuild(commit)
 
     def _take(self) -> Worktree:
         try:
@@ -262,27 +321,102 @@ class WorktreePool:
             worktree.remove(min(REMOVE_TIMEOUT, left) if left >= 1 else None)
 
 
+# Everything that differs from HEAD, untracked and ignored files one by one.
+STATUS = (
+    "status",
+    "--porcelain=v2",
+    "-z",
+    "--branch",
+    "--no-renames",
+    "--untracked-files=all",
+    "--ignored=traditional",
+)
+
+
 def status_paths(raw: bytes) -> tuple[str | None, list[str]]:
     """HEAD's commit (None when unborn or unknown) and the paths of
     `git status --porcelain=v2 -z --no-renames` output."""
-    head, paths = None, []
+    head, entries = status_entries(raw)
+    return head, [path for path, _ in entries]
+
+
+STATUS_KINDS = {b"? ": "is untracked", b"! ": "is untracked", b"1 ": "differs", b"u ": "differs"}
+
+
+def status_entries(raw: bytes) -> tuple[str | None, list[tuple[str, str]]]:
+    """HEAD's commit (None when unborn or unknown) and each path of `git status
+    --porcelain=v2 -z --no-renames` output with how it differs."""
+    head, entries = None, []
     for entry in raw.split(b"\0"):
+        kind = STATUS_KINDS.get(entry[:2])
         if entry.startswith(b"# branch.oid "):
             oid = entry.removeprefix(b"# branch.oid ").decode("ascii", "replace")
             head = None if oid == "(initial)" else oid
+        elif kind is None:
+            continue
         elif entry[:2] in (b"? ", b"! "):
-            paths.append(decode_path(entry[2:]))
+            entries.append((decode_path(entry[2:]), kind))
         elif entry[:2] == b"1 ":  # 1 XY sub mH mI mW hH hI path
-            paths.append(decode_path(entry.split(b" ", 8)[8]))
-        elif entry[:2] == b"u ":  # u XY sub m1 m2 m3 mW h1 h2 h3 path
-            paths.append(decode_path(entry.split(b" ", 10)[10]))
-    return head, paths
+            entries.append((decode_path(entry.split(b" ", 8)[8]), kind))
+        else:  # u XY sub m1 m2 m3 mW h1 h2 h3 path
+            entries.append((decode_path(entry.split(b" ", 10)[10]), kind))
+    return head, entries
 
 
 def numstat_paths(raw: bytes) -> list[str]:
     """The paths of `git apply --numstat -z` output (`added TAB deleted TAB path NUL`;
     a rename names only its new path)."""
     return [decode_path(e.split(b"\t", 2)[2]) for e in raw.split(b"\0") if e.count(b"\t") >= 2]
+
+
+def same_files(root: Path, files: Mapping[str, TreeEntry]) -> bool:
+    """Whether the folder holds exactly these files (a commit's listing), byte for
+    byte, each with its executable bit, and nothing else but folders on their way
+    (and the worktree's `.git` file). Submodules are not looked into."""
+    folders = {""}
+    for path, entry in files.items():
+        if entry.kind != "blob":
+            folders.add(path)  # a submodule: its folder, whatever it holds
+            continue
+        if not _same_file(root / path, entry):
+            return False
+        parent = os.path.dirname(path)
+        while parent not in folders:
+            folders.add(parent)
+            parent = os.path.dirname(parent)
+    for here, dirs, names in os.walk(root):
+        rel = os.path.relpath(here, root)
+        rel = "" if rel == "." else rel
+        walk = []
+        for name in dirs:  # folders, and links to folders (never followed)
+            path = os.path.join(rel, name)
+            if path in folders and path not in files:
+                walk.append(name)
+            elif path not in files:
+                return False  # untracked (git tracks no empty folder)
+        dirs[:] = walk
+        if any(os.path.join(rel, n) not in files and (rel or n != ".git") for n in names):
+            return False
+    return True
+
+
+def _same_file(path: Path, entry: TreeEntry) -> bool:
+    """A file of the worktree is its tree entry: a link with its target, or a regular
+    file with its bytes and executable bit."""
+    try:
+        info = os.lstat(path)
+        if entry.mode == SYMLINK_MODE:
+            if not stat.S_ISLNK(info.st_mode):
+                return False
+            data = os.fsencode(os.readlink(path))
+        else:
+            executable = bool(info.st_mode & stat.S_IXUSR)
+            if not stat.S_ISREG(info.st_mode) or executable != (entry.mode == "100755"):
+                return False
+            data = path.read_bytes()
+    except OSError:
+        return False
+    return blob_id(data, entry.sha) == entry.sha
 
 
 def _inside(path: str, root: str) -> bool:

@@ -7,6 +7,7 @@ The manifest, freeze file, invariants and known-bad fixtures always come from
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -14,8 +15,14 @@ from andgate.git import Git
 from andgate.plugin.classify import accepted_invariants
 from andgate.trust.freeze import FreezeSet, parse_freezes
 from andgate.trust.manifest import Manifest, parse_manifest
-from andgate.trust.paths import TestSide, is_under, test_side
-from andgate.trust.pytest_config import CANDIDATES, tree_runs_xdist, tree_testpaths
+from andgate.trust.paths import TestSide, is_under, matches, test_side
+from andgate.trust.pytest_config import (
+    CANDIDATES,
+    tree_pythonpath,
+    tree_runs_xdist,
+    tree_testpaths,
+)
+from andgate.trust.test_names import sys_path_roots, test_side_names
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,12 @@ class BaseConfig:
     invariants_found: bool
     known_bad: tuple[KnownBad, ...]
     test_side: TestSide = field(default_factory=TestSide)
+    # The module names base's test side provides -> the test-side path providing each
+    # (`trust.test_names.test_side_names`): trusted runs import them from there only;
+    # and the folders a test run imports from (`test_names.sys_path_roots`), under which
+    # a production path's names are `test_names.importable_as(path, test_roots)`.
+    test_names: Mapping[str, str] = field(default_factory=dict)
+    test_roots: tuple[str, ...] = ()
 
     def live_freeze_ids(self, today: dt.date) -> tuple[str, ...]:
         return tuple(f.id for f in self.freezes.live(today))
@@ -66,28 +79,42 @@ def load_base_config(git: Git, base: str, manifest_path: str) -> BaseConfig:
     accepted = (
         accepted_invariants(invariants.decode("utf-8", "replace")) if invariants else frozenset()
     )
+    side, names, roots = load_test_side(git, base, manifest)
     return BaseConfig(
         manifest=manifest,
         freezes=freezes,
         accepted=accepted,
         invariants_found=invariants is not None,
         known_bad=known_bad_fixtures(git, base, manifest.known_bad_dir),
-        test_side=load_test_side(git, base, manifest),
+        test_side=side,
+        test_names=names,
+        test_roots=roots,
     )
 
 
-def load_test_side(git: Git, commit: str, manifest: Manifest) -> TestSide:
-    """The test side as `commit` defines it (contract section 2)."""
+def load_test_side(
+    git: Git, commit: str, manifest: Manifest
+) -> tuple[TestSide, dict[str, str], tuple[str, ...]]:
+    """The test side as `commit` defines it (contract section 2), the module names it
+    provides (`test_names.test_side_names`) and the folders tests import from."""
     files = [e.path for e in git.ls_tree(commit) if e.kind == "blob"]
-    roots = {e.path: e.sha for e in git.ls_tree(commit, CANDIDATES) if e.kind == "blob"}
-    blobs = git.read_blobs(roots.values())
-    configs = {path: blobs.get(sha, b"") for path, sha in roots.items() if "/" not in path}
-    return test_side(
+    found = {e.path: e.sha for e in git.ls_tree(commit, CANDIDATES) if e.kind == "blob"}
+    blobs = git.read_blobs(found.values())
+    configs = {path: blobs.get(sha, b"") for path, sha in found.items() if "/" not in path}
+    trusted_globs = (*manifest.oracle.globs, *manifest.property.globs)
+    side = test_side(
         files,
         testpaths=tree_testpaths(configs),
-        trusted_globs=(*manifest.oracle.globs, *manifest.property.globs),
+        trusted_globs=trusted_globs,
         support_globs=manifest.test_support_globs,
     )
+    import_roots = (*tree_pythonpath(configs), *tree_testpaths(configs))
+
+    def collected(path: str) -> bool:
+        return matches(path, trusted_globs)
+
+    names = test_side_names(files, side.holds, import_roots, collected)
+    return side, names, tuple(sorted(sys_path_roots(files, side.holds, import_roots, collected)))
 
 
 def known_bad_fixtures(git: Git, commit: str, folder: str) -> tuple[KnownBad, ...]:

@@ -325,7 +325,17 @@ def _setting(name: str, data: bytes | None, key: str) -> Setting | None:
 def testpaths(name: str, data: bytes | None) -> tuple[str, ...]:
     """The file's `testpaths` as pytest reads it (ini mode: a whitespace-split
     string; toml mode: a list). Raises Unreadable when the file cannot be read."""
-    setting = _setting(name, data, "testpaths")
+    return _list_setting(name, data, "testpaths")
+
+
+def pythonpath(name: str, data: bytes | None) -> tuple[str, ...]:
+    """The file's `pythonpath` (folders pytest puts first on `sys.path`, relative to
+    the file's folder), read as `testpaths`. Raises Unreadable as it does."""
+    return _list_setting(name, data, "pythonpath")
+
+
+def _list_setting(name: str, data: bytes | None, key: str) -> tuple[str, ...]:
+    setting = _setting(name, data, key)
     if setting is None:
         return ()
     _, mode, value = setting
@@ -333,7 +343,7 @@ def testpaths(name: str, data: bytes | None) -> tuple[str, ...]:
         return tuple(value.split())
     if isinstance(value, list):
         return tuple(str(v) for v in value)
-    raise Unreadable(f"{name}: testpaths must be a list of strings, got {value!r}")
+    raise Unreadable(f"{name}: {key} must be a list of strings, got {value!r}")
 
 
 def markers(name: str, data: bytes | None) -> tuple[str, ...]:
@@ -368,11 +378,23 @@ def root_config_file(folder: Path) -> str | None:
 def tree_testpaths(files: Mapping[str, bytes]) -> tuple[str, ...]:
     """`testpaths` of the config file pytest would pick among a tree's root files;
     nothing when pytest could not read it (then no folder is added to the test side)."""
+    return _tree_setting(files, testpaths)
+
+
+def tree_pythonpath(files: Mapping[str, bytes]) -> tuple[str, ...]:
+    """`pythonpath` of the config file pytest would pick among a tree's root files;
+    nothing when pytest could not read it."""
+    return _tree_setting(files, pythonpath)
+
+
+def _tree_setting(
+    files: Mapping[str, bytes], setting: Callable[[str, bytes | None], tuple[str, ...]]
+) -> tuple[str, ...]:
     name = chosen(files)
     if name is None:
         return ()
     try:
-        return testpaths(name, files[name])
+        return setting(name, files[name])
     except Unreadable:
         return ()
 

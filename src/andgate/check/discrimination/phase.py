@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from andgate.check.context import PhaseContext, after_last, is_part_of
 from andgate.check.discrimination.changed_tests import changed_tests, item_name
 from andgate.check.discrimination.mutate import mutants_of
-from andgate.check.state import RunName
+from andgate.check.state import CheckState, RunName
 from andgate.git import REGULAR_FILE_MODES, Change, Git
+from andgate.process.limits import PlainRun, timed_out_seconds
 from andgate.process.requests import RunRequest
 from andgate.process.results import RunResult
 from andgate.process.run import run_pytest
@@ -88,6 +89,9 @@ class _Found:
     agent: frozenset[str] | None = None  # passed on head; None until the class ran
     skipped: list[str] = field(default_factory=list)  # not tried, or ended: the budget ran out
     deadline: Deadline = field(default_factory=Deadline)
+    # head's untrusted class: its timed-out items are not run again, and the runs'
+    # limit comes from what the others took (`process.limits`)
+    plain: PlainRun = field(default_factory=PlainRun)
     spent: float | None = None  # the budget, in seconds, once it is known
     in_flight: int = 0  # breakages running now
     waiting: set[int] = field(default_factory=set)  # breakages waiting to start, by index
@@ -101,12 +105,15 @@ class _Found:
             if nodeid in self.failed[name] or path in self.broken_files[name]
         ]
 
-    def know(self, agent: Iterable[str]) -> None:
+    def know(self, agent: Iterable[str], waited: float = 0.0) -> None:
         """The items the report covers: those that passed on head. The classes are
-        done: the budget starts now."""
+        done: the budget starts now. `waited`: the seconds the classes' runs spent on
+        items that timed out, which the default budget leaves out (a hang is no
+        measure of the suite, and would buy the report up to a quarter of it)."""
         with self.lock:
             now = time.monotonic()
-            self.spent = default_budget(now - self.started) if self.budget is None else self.budget
+            classes = max(0.0, now - self.started - waited)
+            self.spent = default_budget(classes) if self.budget is None else self.budget
             self.deadline.at = now + self.spent
             self.agent = frozenset(agent)
             self.lock.notify_all()
@@ -272,11 +279,25 @@ def prepare_discrimination(
 
         def on_head() -> None:
             parts = [r for name, r in state.runs.items() if is_part_of(RunName.UNTRUSTED, name)]
-            found.know(_agent_items(parts, files, added))
+            found.plain.ended(parts)
+            found.know(_agent_items(parts, files, added), waited=_waited(state))
 
         return Discrimination(tasks, finish, on_head)
 
     return plan
+
+
+def _waited(state: CheckState) -> float:
+    """The seconds the classes' runs and the known-bad replays spent on items that
+    timed out (a replay's wait may overlap the oracle class's: counted twice, the
+    budget errs short, never long)."""
+    classes = (RunName.ORACLE, RunName.PROPERTY, RunName.FLAKE)
+    runs = [
+        run
+        for name, run in list(state.runs.items())  # other tasks add to it
+        if name in classes or is_part_of(RunName.UNTRUSTED, name)
+    ]
+    return timed_out_seconds(runs) + sum(r.waited for r in state.replays)
 
 
 def _python_sides(git: Git, base: str, head: str, changes: Sequence[Change]) -> dict[Change, Side]:
@@ -433,13 +454,20 @@ def _break(
         return
     patch = ctx.scratch / f"discrimination-{index}.patch"
     patch.write_bytes(breakage.patch)
+    ordered = tuple(sorted(left))
+    environment = ctx.state.environment
     request = RunRequest(
         f"discrimination {index}",
         Role.UNTRUSTED,
         ctx.plan.head_rules,
-        allow_files=tuple(sorted(left)),
+        allow_files=ordered,
         failures_expected=True,
-        environment=ctx.state.environment,
+        environment=environment,
+        # What timed out on head is no item the report covers, and proves nothing here.
+        skip_items=tuple(
+            sorted(n for n in found.plain.known_timeouts() if n.split("::")[0] in left)
+        ),
+        item_timeout=found.plain.limit(ordered, environment.item_timeout),
     )
     with ctx.pool.lease(ctx.plan.head) as worktree:
         if worktree.apply_patch(patch) is not None:

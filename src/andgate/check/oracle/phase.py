@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 from andgate.check.cache import KillerCache
 from andgate.check.context import PhaseContext, after_last, is_part_of
-from andgate.check.oracle.replay import PlainRun, known_bad_facts, replay_fixture
+from andgate.check.oracle.replay import known_bad_facts, replay_fixture
 from andgate.check.state import RunName
 from andgate.check.units import BASE_ORACLE
 from andgate.plugin.shard import collect_only_weight
+from andgate.process.limits import PlainRun
 from andgate.process.requests import RunRequest
 from andgate.process.results import RunResult, class_facts
 from andgate.records import (
@@ -171,7 +172,7 @@ def _replay_tasks(
                 index,
                 pool=ctx.pool,
                 commit=plan.trusted,
-                oracle_request=request,
+                oracle_request=ctx.trusted(request, plan.trusted),
                 scratch=ctx.scratch,
                 timeout=ctx.timeout,
                 cache=KillerCache(ctx.cache_dir),

@@ -33,17 +33,15 @@ proves nothing (the whole class decides); one whose items fail is a limit
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from andgate.check.cache import KillerCache
 from andgate.check.oracle.replay_order import first_files
-from andgate.process.requests import ITEM_TIMEOUT_FLOOR, RunRequest
-from andgate.process.results import RunResult
+from andgate.process.limits import LATER_FACTOR, PlainRun, later_limit, timed_out_seconds
+from andgate.process.requests import RunRequest
 from andgate.process.run import run_pytest
-from andgate.process.signals import wait_event
 from andgate.process.worktree import WorktreePool
 from andgate.records import KnownBadFacts, Outcome, ReplayFacts
 from andgate.trust.config import BaseConfig, KnownBad
@@ -56,7 +54,7 @@ DIFF_HEADER = re.compile(rb"^diff --git a/.* b/(?P<path>.*)$")
 # many times what it took in the check's own run of the oracle class (within the floor
 # and the check's item limit); the class runs again without one that does not time out
 # again, at most this many times.
-ALONE_FACTOR = 10.0
+ALONE_FACTOR = LATER_FACTOR
 MAX_UNCONFIRMED = 3
 # A symbolic link (mode 120000) created, re-targeted or re-moded by the patch.
 SYMLINK_LINE = re.compile(rb"^(?:new file mode|new mode) 120000\s*$|^index \S+ 120000\s*$")
@@ -114,10 +112,13 @@ def replay_fixture(
         return ReplayFacts(fixture.name, applied=False, problem=refused)
     patch = scratch / f"known-bad-{index}.patch"
     patch.write_bytes(fixture.patch)
-    with pool.lease(commit) as worktree:
+    with pool.lease(commit, verified=oracle_request.integrity is not None) as worktree:
         problem = worktree.apply_patch(patch)
         if problem is not None:
             return ReplayFacts(fixture.name, applied=False, problem=_explain(problem))
+        if oracle_request.integrity is not None:  # the test-side files it rewrote, as it did
+            expected = oracle_request.integrity.patched(worktree.path, worktree.patched)
+            oracle_request = replace(oracle_request, integrity=expected)
         return replay_applied(
             fixture,
             index,
@@ -145,7 +146,9 @@ def replay_applied(
 ) -> ReplayFacts:
     """The oracle class (likely killers first, `-x`) in a worktree where the fixture
     is already applied (a harvest applies its revert three-way, and replays in the
-    same worktree)."""
+    same worktree). `plain`: the oracle class's own run on the same tree without
+    the fixture (`process.limits`): once it has ended, the items that timed out
+    there are not run, and the item limit comes from what the others took."""
     cache = cache or KillerCache(None)
     killers = cache.get(fixture.patch, oracle_digest)
     request = replace(
@@ -158,21 +161,65 @@ def replay_applied(
     # Remembered killers name the files that run first; without them, the guess.
     allowed = request.allow_files or ()
     first = _files_of(killers, allowed) or first_files(fixture.patch, worktree, allowed)
-    facts = _likely_first(fixture, request, first, worktree, scratch, timeout)
-    facts = _confirm_timeouts(fixture, request, facts, worktree, scratch, timeout, plain)
+    replay = _Replay(fixture, worktree, scratch, timeout, plain)
+    facts = _likely_first(replay, request, first)
+    facts = _confirm_timeouts(replay, request, facts)
     if facts.failed and not facts.error:
         cache.put(fixture.patch, oracle_digest, [f for f in facts.failed if "::" in f])
     return facts
 
 
-def _likely_first(
-    fixture: KnownBad,
-    request: RunRequest,
-    first: tuple[str, ...],
-    worktree: Path,
-    scratch: Path,
-    timeout: float,
-) -> ReplayFacts:
+@dataclass(frozen=True)
+class _Replay:
+    """One fixture's replay in its worktree: what each of its pytest runs shares."""
+
+    fixture: KnownBad
+    worktree: Path
+    scratch: Path
+    timeout: float
+    plain: PlainRun | None
+
+    def run(self, request: RunRequest, spent: ReplayFacts | None = None) -> ReplayFacts:
+        """One pytest process of the replay, its facts added to `spent`'s. Once the
+        plain run has ended, the items that timed out there are left out (a hang on
+        head proves nothing about the fixture, and would cost the limit again), and
+        the limit comes from what the others took there (unless the run has its own)."""
+        hung: frozenset[str] = frozenset()
+        if self.plain is not None:
+            hung = self.plain.known_timeouts()
+            limit = request.item_timeout
+            if limit is None:
+                limit = self.plain.limit(request.allow_files, request.item_limit)
+            request = replace(
+                request,
+                skip_items=tuple(dict.fromkeys((*request.skip_items, *sorted(hung)))),
+                item_timeout=limit,
+            )
+        result = run_pytest(request, self.worktree, self.scratch, self.timeout)
+        before = spent or ReplayFacts(self.fixture.name, applied=True)
+        facts = ReplayFacts(
+            self.fixture.name,
+            applied=True,
+            seconds=result.seconds + before.seconds,
+            waited=timed_out_seconds([result]) + before.waited,
+            hung_on_head=tuple(sorted(hung | set(before.hung_on_head))),
+            # A run that loaded test-side code other than the tree's counts for nothing,
+            # and neither does the replay it is part of (`records.Tampering`).
+            tampered=tuple(dict.fromkeys((*before.tampered, *result.tampered))),
+        )
+        if result.error:
+            return replace(facts, error=result.error)
+        failed = [
+            i.facts.nodeid
+            for i in result.selected("oracle")
+            if result.outcome(i.facts.nodeid) in BITES
+        ]
+        timed_out = tuple(n for n in failed if result.reports.get(n, {}).get("timeout") is not None)
+        failed += [f"{COLLECTION_ERROR}{nodeid}" for nodeid, _ in result.collection_errors]
+        return replace(facts, failed=tuple(failed), timed_out=timed_out)
+
+
+def _likely_first(replay: _Replay, request: RunRequest, first: tuple[str, ...]) -> ReplayFacts:
     """The class in two runs, the likely killers' files (remembered or guessed)
     alone first: a fixture that one of them catches never pays for collecting the
     other files (on a real suite, one parametrised file can hold most of the items).
@@ -180,16 +227,16 @@ def _likely_first(
     ones, one run."""
     rest = tuple(p for p in request.allow_files or () if p not in frozenset(first))
     if not first or not rest:
-        return _run(fixture, replace(request, first_files=first), worktree, scratch, timeout)
+        return replay.run(replace(request, first_files=first))
     likely = replace(
         request, label=f"{request.label} part 1/2", allow_files=first, first_files=first
     )
-    facts = _run(fixture, likely, worktree, scratch, timeout)
+    facts = replay.run(likely)
     if facts.error or _proves(facts):
         return facts
     if not facts.failed:
         others = replace(request, label=f"{request.label} part 2/2", allow_files=rest)
-        facts = _run(fixture, others, worktree, scratch, timeout, spent=facts)
+        facts = replay.run(others, spent=facts)
         if facts.error or _proves(facts) or not facts.failed:
             return facts
     # A part failed to collect: collected apart from the others, a file may miss what
@@ -197,7 +244,7 @@ def _likely_first(
     # the fixture. The whole class decides, in its own order, which neither the cache
     # nor the guess chose.
     whole = replace(request, label=f"{request.label} whole")
-    return _run(fixture, whole, worktree, scratch, timeout, spent=facts)
+    return replay.run(whole, spent=facts)
 
 
 def _proves(part: ReplayFacts) -> bool:
@@ -212,77 +259,58 @@ def _files_of(killers: tuple[str, ...], allowed: tuple[str, ...]) -> tuple[str, 
     return tuple(sorted({k.split("::", 1)[0] for k in killers} & set(allowed)))
 
 
-def _run(
-    fixture: KnownBad,
-    request: RunRequest,
-    worktree: Path,
-    scratch: Path,
-    timeout: float,
-    spent: ReplayFacts | None = None,
-) -> ReplayFacts:
-    result = run_pytest(request, worktree, scratch, timeout)
-    seconds = result.seconds + (spent.seconds if spent else 0.0)
-    if result.error:
-        return ReplayFacts(fixture.name, applied=True, error=result.error, seconds=seconds)
-    failed = [
-        i.facts.nodeid for i in result.selected("oracle") if result.outcome(i.facts.nodeid) in BITES
-    ]
-    timed_out = tuple(n for n in failed if result.reports.get(n, {}).get("timeout") is not None)
-    failed += [f"{COLLECTION_ERROR}{nodeid}" for nodeid, _ in result.collection_errors]
-    return ReplayFacts(
-        fixture.name, applied=True, failed=tuple(failed), seconds=seconds, timed_out=timed_out
+def alone_limit(limit: float, plain_seconds: float | None) -> float:
+    """A timed-out item's limit when it runs again alone: bounded by its plain run
+    (`process.limits.later_limit`)."""
+    return later_limit(limit, plain_seconds)
+
+
+def _settled(facts: ReplayFacts) -> bool:
+    """Nothing left to confirm: an error, no timeout, or a failure that is no timeout."""
+    return (
+        bool(facts.error) or not facts.timed_out or bool(set(facts.failed) - set(facts.timed_out))
     )
 
 
-class PlainRun:
-    """How long each oracle item took in this check's own run of the oracle class
-    (head's code, no fixture), once every process of it ended. Never a cache: a
-    duration a test could write would set another item's limit."""
-
-    def __init__(self) -> None:
-        self._ended = threading.Event()
-        self._seconds: dict[str, float] = {}
-
-    def ended(self, runs: Iterable[RunResult]) -> None:
-        for run in runs:
-            if run.error:
-                continue
-            for nodeid, entry in run.reports.items():
-                self._seconds[nodeid] = float(entry.get("seconds") or 0.0)
-        self._ended.set()
-
-    def seconds(self, nodeid: str) -> float | None:
-        """What the item took there (waits for the class to end); None: not run."""
-        wait_event(self._ended, None)
-        return self._seconds.get(nodeid)
-
-
-def alone_limit(limit: float, plain_seconds: float | None) -> float:
-    """A timed-out item's limit when it runs again alone: bounded by its plain run."""
-    if plain_seconds is None:
-        return limit
-    return min(limit, max(ITEM_TIMEOUT_FLOOR, ALONE_FACTOR * plain_seconds))
-
-
-def _confirm_timeouts(
-    fixture: KnownBad,
-    request: RunRequest,
-    facts: ReplayFacts,
-    worktree: Path,
-    scratch: Path,
-    timeout: float,
-    plain: PlainRun | None,
-) -> ReplayFacts:
+def _confirm_timeouts(replay: _Replay, request: RunRequest, facts: ReplayFacts) -> ReplayFacts:
     """A kill by a timeout counts only when the item times out again, alone: a
     loaded machine can slow an honest item past its limit, and a bite it did not
     earn would pass a fixture the oracles no longer catch. An item that does not
-    is set aside and the class runs again without it (in its own order)."""
+    is set aside and the class runs again without it (in its own order).
+
+    An item that timed out in the plain run too (head's own hang, found by a replay
+    that started before the plain run ended) proves nothing about the fixture: it is
+    neither confirmed (no second wait for it) nor counted among those set aside, and
+    the class runs again without every item that timed out on head."""
     set_aside: tuple[str, ...] = ()
-    for _ in range(MAX_UNCONFIRMED):
-        if facts.error or not facts.timed_out or set(facts.failed) - set(facts.timed_out):
-            return facts  # no kill by a timeout alone: nothing to confirm
+    on_head: tuple[str, ...] = ()  # each at most once: the loop ends
+    plain = replay.plain
+    while not _settled(facts):
         item = facts.timed_out[0]
-        limit = request.item_limit or timeout
+        if plain is not None and item not in on_head and plain.timed_out(item):
+            on_head += (item,)
+            rest = replace(
+                request,
+                label=f"{request.label} without timeouts on head",
+                first_files=(),
+                skip_items=(*set_aside, *on_head),
+            )
+            facts = replay.run(rest, spent=facts)
+            continue
+        if len(set_aside) == MAX_UNCONFIRMED:
+            return ReplayFacts(
+                replay.fixture.name,
+                applied=True,
+                error=(
+                    f"oracle items timed out under the fixture but not when rerun alone "
+                    f"({', '.join(set_aside)}); raise --item-timeout or give the runner "
+                    "more room"
+                ),
+                seconds=facts.seconds,
+                waited=facts.waited,
+                tampered=facts.tampered,
+            )
+        limit = request.item_limit or replay.timeout
         alone = replace(
             request,
             label=f"{request.label} alone",
@@ -291,7 +319,7 @@ def _confirm_timeouts(
             only_items=(item,),
             item_timeout=alone_limit(limit, plain.seconds(item) if plain else None),
         )
-        again = _run(fixture, alone, worktree, scratch, timeout, spent=facts)
+        again = replay.run(alone, spent=facts)
         if again.error or item in again.timed_out:
             return replace(again, failed=again.timed_out or again.failed)
         set_aside += (item,)
@@ -299,20 +327,10 @@ def _confirm_timeouts(
             request,
             label=f"{request.label} without {len(set_aside)}",
             first_files=(),
-            skip_items=set_aside,
+            skip_items=(*set_aside, *on_head),
         )
-        facts = _run(fixture, rest, worktree, scratch, timeout, spent=again)
-    if facts.error or not facts.timed_out or set(facts.failed) - set(facts.timed_out):
-        return facts
-    return ReplayFacts(
-        fixture.name,
-        applied=True,
-        error=(
-            f"oracle items timed out under the fixture but not when rerun alone "
-            f"({', '.join(set_aside)}); raise --item-timeout or give the runner more room"
-        ),
-        seconds=facts.seconds,
-    )
+        facts = replay.run(rest, spent=again)
+    return facts
 
 
 def known_bad_facts(

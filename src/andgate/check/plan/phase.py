@@ -54,6 +54,7 @@ def plan_phases(
         git, base, head, config, approved=approved, live_freezes=live,
         config_differs=differs, scratch=scratch,
     )  # fmt: skip
+    pool.listings.update(plan.listings)  # what a trusted run's reused worktree must hold
     work = plan_work(plan, config, opts.split, opts.combine)
     state.plan_digest, state.unit_names = work.digest, work.names
     project = find_installed_project(git.repo, plan.head_paths)

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from andgate.check.cache import digest
 from andgate.git import Git, TreeEntry
 from andgate.plugin.classify import Rules, has_accepted_invariant
+from andgate.process.integrity import ExpectedTestSide, expected_files
 from andgate.trust.config import BaseConfig
 from andgate.trust.paths import TestSide, is_pytest_config_name, is_test_module, matching
 
@@ -50,6 +51,11 @@ class Plan:
     base_oracle_rules: Rules
     trusted_oracle_rules: Rules
     property_rules: Rules
+    # Each tree a trusted run checks out (base, trusted, property) -> its test side:
+    # what such a run may load (`process.integrity`), and its files: what a reused
+    # worktree must hold before such a run (`process.worktree.WorktreePool.listings`).
+    test_side_files: Mapping[str, ExpectedTestSide] = field(default_factory=dict)
+    listings: Mapping[str, Mapping[str, TreeEntry]] = field(default_factory=dict)
 
 
 def listing(git: Git, commit: str) -> dict[str, TreeEntry]:
@@ -220,6 +226,17 @@ def make_plan(
     if not manifest.property.markers:
         deny |= prop_accepted
     flakes = flake_candidates(git, head_files, flake_files, live_freezes)
+    property_files = apply_overlay(trusted_files, prop_overlay)
+    trees = {
+        base: ("base", base_files),
+        trusted: ("head" if approved else "base", trusted_files),
+        property_tree: ("the property tree", property_files),
+    }
+    base_paths = frozenset(base_files)
+    test_side_files = {
+        commit: expected_files(git, label, files, side, config.test_names, base_paths)
+        for commit, (label, files) in trees.items()
+    }
     return Plan(
         base=base,
         head=head,
@@ -248,4 +265,6 @@ def make_plan(
             property_files=prop_accepted,
             property_markers=frozenset(manifest.property.markers),
         ),
+        test_side_files=test_side_files,
+        listings={commit: files for commit, (_, files) in trees.items()},
     )
