@@ -322,7 +322,10 @@ def test_the_top_folder_is_proposed_by_its_test_modules_never_every_python_file(
     few = make_repo({"sixlike.py": "", "test_sixlike.py": "", "setup.py": ""})
     assert run_init(few.path) == 0
     text = read(few, MANIFEST)
-    assert '    #   globs: ["test_*.py", "*_test.py"]  # 1 test file\n' in text
+    # and without init's own property folder, whose test modules the top glob would match
+    assert (
+        '    #   globs: ["test_*.py", "*_test.py", "!tests/properties/**"]  # 1 test file\n' in text
+    )
     assert parse_manifest(text, MANIFEST).oracle.globs == (
         "tests/oracles/**/*.py",
         "test_sixlike.py",
@@ -330,7 +333,7 @@ def test_the_top_folder_is_proposed_by_its_test_modules_never_every_python_file(
     many = make_repo({f"test_{i}.py": "" for i in range(41)} | {"mod.py": "", "pkg/x_test.py": ""})
     assert run_init(many.path) == 0
     globs = parse_manifest(read(many, MANIFEST), MANIFEST).oracle.globs
-    assert globs == ("tests/oracles/**/*.py", "test_*.py", "*_test.py")
+    assert globs == ("tests/oracles/**/*.py", "test_*.py", "*_test.py", "!tests/properties/**")
     from andgate.trust.paths import matches
 
     assert matches("test_40.py", globs) and matches("pkg/x_test.py", globs)

@@ -109,12 +109,14 @@ def run_environment(
 
 
 def generated_notes(target: Target, environment: RunEnvironment) -> list[str]:
-    """The GENERATED_FILES warning, as a line for the command's output."""
+    """The GENERATED_FILES warning, as a line for the command's output. The working
+    tree's snapshot holds its untracked files (trust folders `init` just wrote inside a
+    flat layout's package): the worktrees have them, so they are not named."""
+    carried = list(target.generated.paths)
+    if target.commit != target.history:
+        carried += [e.path for e in target.git.ls_tree(target.commit) if e.kind == "blob"]
     unnamed = unnamed_generated(
-        target.git,
-        environment.project,
-        target.config.manifest.generated_files,
-        target.generated.paths,
+        target.git, environment.project, target.config.manifest.generated_files, carried
     )
     warning = generated_warning(unnamed)
     return [] if warning is None else [f"warning GENERATED_FILES: {warning.detail}"]
