@@ -70,8 +70,11 @@ class Target:
         return f"andgate {command}: {self.what}"
 
 
-def open_target(repo: Path, manifest_path: str, rev: str | None) -> Target:
-    """The working tree as it is (`rev` None), or the commit `rev` names."""
+def open_target(
+    repo: Path, manifest_path: str, rev: str | None, *, takes_rev: bool = True
+) -> Target:
+    """The working tree as it is (`rev` None), or the commit `rev` names. `takes_rev`:
+    whether the command has `--rev` (its first line suggests it only then)."""
     git = open_repo(repo)
     head = git.resolve("HEAD", what="HEAD")
     if rev is not None:
@@ -82,7 +85,8 @@ def open_target(repo: Path, manifest_path: str, rev: str | None) -> Target:
         with scratch_dir("andgate-snapshot-") as folder:
             commit = git.snapshot_worktree(folder / "index")
         edits = "no uncommitted edits" if commit == head else "uncommitted edits included"
-        what = f"the working tree (HEAD {head[:12]}, {edits}; --rev REV for a commit)"
+        hint = "; --rev REV for a commit" if takes_rev else ""
+        what = f"the working tree (HEAD {head[:12]}, {edits}{hint})"
         history = head
     config = load_base_config(git, commit, manifest_path)
     # The checkout's generated files belong to its HEAD (and to the working tree on it).
@@ -105,12 +109,14 @@ def run_environment(
 
 
 def generated_notes(target: Target, environment: RunEnvironment) -> list[str]:
-    """The GENERATED_FILES warning, as a line for the command's output."""
+    """The GENERATED_FILES warning, as a line for the command's output. The working
+    tree's snapshot holds its untracked files (trust folders `init` just wrote inside a
+    flat layout's package): the worktrees have them, so they are not named."""
+    carried = list(target.generated.paths)
+    if target.commit != target.history:
+        carried += [e.path for e in target.git.ls_tree(target.commit) if e.kind == "blob"]
     unnamed = unnamed_generated(
-        target.git,
-        environment.project,
-        target.config.manifest.generated_files,
-        target.generated.paths,
+        target.git, environment.project, target.config.manifest.generated_files, carried
     )
     warning = generated_warning(unnamed)
     return [] if warning is None else [f"warning GENERATED_FILES: {warning.detail}"]

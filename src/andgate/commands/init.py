@@ -29,6 +29,14 @@ from andgate.commands.agents import HINT as AGENTS_HINT
 from andgate.commands.agents import add_agent_block
 from andgate.commands.common import open_repo, plural, read_file
 from andgate.commands.install_source import ACTION_PLACEHOLDER, ActionPin, installed_action_pin
+from andgate.commands.layout import (
+    PytestTestpaths,
+    collection_lines,
+    example_module,
+    not_proposed,
+    read_testpaths,
+    trust_home,
+)
 from andgate.commands.xfails import FIX as XFAIL_FIX
 from andgate.commands.xfails import WHY as XFAIL_WHY
 from andgate.commands.xfails import Xfail, xfails_in
@@ -55,7 +63,9 @@ ENVIRONMENT_PARTS = frozenset({"site-packages", "dist-packages", ".tox", ".nox"}
 
 @dataclass(frozen=True)
 class Layout:
-    """Where the trust files go: the manifest's paths, or the defaults."""
+    """Where the trust files go: the manifest's paths, or the defaults (the oracle and
+    property folders under `home`, a folder pytest collects: `tests`, or the test
+    folder inside the project's `testpaths` on a flat layout)."""
 
     manifest: str
     oracle_dir: str
@@ -63,17 +73,19 @@ class Layout:
     invariants_file: str
     freeze_file: str
     lock_file: str
+    property_dir: str = "tests/properties"
 
     @classmethod
-    def of(cls, manifest_path: str, manifest: Manifest | None) -> Layout:
+    def of(cls, manifest_path: str, manifest: Manifest | None, home: str = "tests") -> Layout:
         if manifest is None:
             return cls(
                 manifest_path,
-                "tests/oracles",
-                "tests/oracles/known_bad",
-                "tests/properties/INVARIANTS.md",
+                f"{home}/oracles",
+                f"{home}/oracles/known_bad",
+                f"{home}/properties/INVARIANTS.md",
                 "tests/flakes/freeze.yaml",
-                "tests/oracles/locks.sha256",
+                f"{home}/oracles/locks.sha256",
+                f"{home}/properties",
             )
         oracle_dir = str(PurePosixPath(manifest.known_bad_dir).parent)
         return cls(
@@ -83,6 +95,7 @@ class Layout:
             manifest.property.invariants_file,
             manifest.frozen_flake.freeze_file,
             manifest.lock_file,
+            str(PurePosixPath(manifest.property.invariants_file).parent),
         )
 
 
@@ -98,6 +111,11 @@ class Survey:
     install: str = ""  # how CI installs the project with its test dependencies
     # Test files that make items xfail, with where: never proposed as oracles.
     xfails: Mapping[str, tuple[Xfail, ...]] = field(default_factory=dict)
+    testpaths: PytestTestpaths = field(default_factory=PytestTestpaths)
+    # Test modules never proposed as oracles, with why: benchmark scripts, and files
+    # outside `testpaths` (pytest never collects them).
+    left_out: Mapping[str, str] = field(default_factory=dict)
+    example_module: str = "mypkg/core.py"  # a production module, for the known-bad README
     # The modules of the project's own pytest plugins (`pytest11` entry points its
     # build files declare): their hooks are allowed there (production_scan.allow).
     plugin_files: tuple[str, ...] = ()
@@ -132,7 +150,8 @@ def run_init(
     git = open_repo(repo)
     root = git.repo
     survey = survey_repo(git)
-    layout = Layout.of(manifest, _existing_manifest(root, manifest))
+    home = trust_home(survey.test_files, survey.testpaths) or "tests"
+    layout = Layout.of(manifest, _existing_manifest(root, manifest), home)
     created: list[str] = []
     skipped: list[str] = []
     files = scaffold(layout, survey)
@@ -235,6 +254,7 @@ def survey_repo(git: Git) -> Survey:
         if found:
             markers[name] = found
     pyproject = _pyproject(git.repo)
+    testpaths = read_testpaths(lambda name: read_file(git.repo, name)).in_tree(files)
     build_files = {name: read_file(git.repo, name) for name in project_plugins.BUILD_FILES}
     plugin_files, unfound = plugin_modules(files, project_plugins.declared_plugins(build_files))
     return Survey(
@@ -245,6 +265,9 @@ def survey_repo(git: Git) -> Survey:
         generated=generated_by_backend(pyproject),
         install=install_command(git.repo, pyproject),
         xfails=_xfails(git.repo, tests),
+        testpaths=testpaths,
+        left_out=not_proposed(tests, testpaths),
+        example_module=example_module(files),
         plugin_files=plugin_files,
         unfound_plugins=unfound,
     )
@@ -439,7 +462,9 @@ def scaffold(layout: Layout, survey: Survey) -> dict[str, str]:
         layout.manifest: manifest_text(layout, survey),
         f"{layout.oracle_dir}/README.md": ORACLE_README,
         f"{layout.known_bad_dir}/README.md": KNOWN_BAD_README.format(
-            known_bad_dir=layout.known_bad_dir, oracle_dir=layout.oracle_dir
+            known_bad_dir=layout.known_bad_dir,
+            oracle_dir=layout.oracle_dir,
+            module=survey.example_module,
         ),
         layout.invariants_file: INVARIANTS_MD,
         layout.freeze_file: FREEZE_YAML,
@@ -475,8 +500,8 @@ def folder_globs(folder: str) -> list[str]:
     return list(TOP_FOLDER_GLOBS) if folder == "." else [f"{folder}/**/*.py"]
 
 
-def _glob_lines(folders: dict[str, int]) -> list[str]:
-    values = {folder: _yaml_list(folder_globs(folder)) for folder in folders}
+def _glob_lines(folders: dict[str, int], layout: Layout | None = None) -> list[str]:
+    values = {folder: _yaml_list(_folder_glob(folder, layout)) for folder in folders}
     width = max(len(v) for v in values.values())
     lines = []
     for folder, count in list(folders.items())[:MAX_SUGGESTED_FOLDERS]:
@@ -487,14 +512,34 @@ def _glob_lines(folders: dict[str, int]) -> list[str]:
     return lines
 
 
-def oracle_suggestions(survey: Survey) -> str:
+def _folder_glob(folder: str, layout: Layout | None) -> list[str]:
+    """A test folder's oracle glob; when the property folder lies inside it, without it
+    (the oracle class comes first: a property test there would be an oracle)."""
+    globs = folder_globs(folder)
+    if layout is not None and (folder == "." or is_under(layout.property_dir, folder)):
+        globs.append(f"!{layout.property_dir}/**")
+    return globs
+
+
+def _proposable_dirs(survey: Survey) -> dict[str, int]:
+    """The test folders with a test module init would propose (not a benchmark script,
+    not outside testpaths), with how many."""
+    kept = [f for f in survey.test_files if f not in survey.left_out]
+    counts = {d: sum(d == "." or is_under(f, d) for f in kept) for d in survey.test_dirs}
+    return {d: n for d, n in counts.items() if n}
+
+
+def oracle_suggestions(survey: Survey, layout: Layout | None = None) -> str:
     """Commented lines under classes.oracle: existing tests an adopter can point at."""
     lines = []
-    if survey.test_dirs:
+    folders = _proposable_dirs(survey)
+    if folders:
+        example = next(iter(folders))
+        example = "tests" if example == "." else example
         lines += [
             "Test folders found in this repository. To adopt tests without moving them,",
-            'copy a glob, or name single files such as "tests/test_api.py":',
-            *_glob_lines(survey.test_dirs),
+            f'copy a glob, or name single files such as "{example}/test_api.py":',
+            *_glob_lines(folders, layout),
         ]
     for source, names in survey.markers.items():
         example = (_hinted(names, ORACLE_HINTS) or [names[0]])[0]
@@ -534,7 +579,8 @@ def _yaml_list(items: Iterable[str]) -> str:
 
 def manifest_text(layout: Layout, survey: Survey) -> str:
     return MANIFEST_TEMPLATE.format(
-        oracle_suggestions=oracle_suggestions(survey),
+        oracle_suggestions=oracle_suggestions(survey, layout),
+        property_globs=_yaml_list([f"{layout.property_dir}/**/*.py"]),
         property_suggestions=property_suggestions(survey),
         flake_suggestions=flake_suggestions(survey),
         invariants_file=layout.invariants_file,
@@ -573,11 +619,16 @@ def _proposed_oracle_globs(layout: Layout, survey: Survey) -> str:
     humans before andgate, so they are proposed as its oracle (tests a change adds
     later stay untrusted). Many files are proposed by folder instead."""
     own = f"{layout.oracle_dir}/**/*.py"
-    existing = [f for f in survey.test_files if not is_under(f, layout.oracle_dir)]
+    existing = [
+        f
+        for f in survey.test_files
+        if not is_under(f, layout.oracle_dir) and f not in survey.left_out
+    ]
     proposed = [f for f in existing if f not in survey.xfails]
     if len(proposed) > MAX_PROPOSED_FILES:
         # By folder, each file with an xfail item left out by a negated glob.
-        proposed = [g for g in _folder_globs(survey.test_dirs) if g != own]
+        folders = _folder_globs(_proposable_dirs(survey), layout)
+        proposed = [g for g in folders if g != own]
         proposed += [f"!{f}" for f in existing if f in survey.xfails]
     return _yaml_list([own, *proposed])
 
@@ -606,10 +657,10 @@ def xfail_note(survey: Survey) -> list[str]:
     return [*textwrap.wrap(why, 80), *(f"  {line}" for line in xfail_files(survey))]
 
 
-def _folder_globs(folders: dict[str, int]) -> list[str]:
+def _folder_globs(folders: dict[str, int], layout: Layout | None = None) -> list[str]:
     """The globs of each top-most test folder (a folder's glob covers its subfolders)."""
     tops = [d for d in folders if not any(o != d and _holds(o, d) for o in folders)]
-    return [glob for d in tops for glob in folder_globs(d)]
+    return [glob for d in tops for glob in _folder_glob(d, layout)]
 
 
 def _holds(folder: str, other: str) -> bool:
@@ -622,14 +673,17 @@ def _report(
     lines = [f"andgate init: {root}"]
     lines += [f"  created  {p}" for p in created]
     lines += [f"  skipped  {p} (exists; not overwritten)" for p in skipped]
-    if survey.test_dirs:
-        found = ", ".join(f"{d} ({n})" for d, n in survey.test_dirs.items())
+    if folders := _proposable_dirs(survey):
+        found = ", ".join(f"{d} ({n})" for d, n in folders.items())
         lines.append(f"test folders found (suggested in the manifest, commented): {found}")
     if survey.marker_names:
         lines.append(f"pytest markers found: {', '.join(survey.marker_names)}")
     lines += [f"could not read {name}; its markers are not suggested" for name in survey.unreadable]
     if survey.generated:
         lines.append(f"generated files (generated_files): {', '.join(survey.generated)}")
+    lines += collection_lines(
+        survey.testpaths, (layout.oracle_dir, layout.property_dir), survey.left_out
+    )
     if survey.plugin_files:
         lines.append(
             f"pytest plugin modules, their hooks allowed (production_scan.allow): "
@@ -705,7 +759,7 @@ classes:
     # true: a property file counts only when it declares `# INVARIANT: <text>` and
     # <text> is a `- <text>` line of invariants_file; otherwise it is untrusted.
     require_accepted_invariant: true
-    globs: ["tests/properties/**/*.py"]
+    globs: {property_globs}
 {property_suggestions}\
     markers: []
     invariants_file: {invariants_file}
@@ -768,17 +822,19 @@ Writing one:
 
 1. Reintroduce the bug in the production code (not in tests), for example a
    bug you fixed before or a mutation you expect the oracles to catch.
-2. Save the diff and restore the code:
+2. Save the diff of the files you edited and restore them, e.g.:
 
-       git diff -- src/ > {known_bad_dir}/kb_short_name.patch
-       git checkout -- src/
+       git diff -- {module} > {known_bad_dir}/kb_short_name.patch
+       git checkout -- {module}
 
 3. Check that it bites: `andgate replay-known-bad` lists, per fixture, whether
    it applied and which oracle test failed.
 4. Commit it with an owner's approval (it is a trust-root file).
 
-When production code moves, refresh stale fixtures the same way. Files other
-than `*.patch` (like this README) are ignored.
+When production code moves, a fixture stops applying (KNOWN_BAD_STALE):
+`andgate known-bad refresh` re-derives it for the current code, in the change
+that moved the code; an owner's approval of that change lets the refreshed
+fixture replay. Files other than `*.patch` (like this README) are ignored.
 """
 
 INVARIANTS_MD = """\

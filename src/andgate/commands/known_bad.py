@@ -61,6 +61,7 @@ from andgate.commands.harvest import (
     replay_patch,
     test_side_filter,
 )
+from andgate.commands.refresh import declare_refresh
 from andgate.errors import AndgateError
 from andgate.exitcodes import Exit
 from andgate.git import Git
@@ -640,7 +641,8 @@ def declare(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Find where known-bad fixtures come from, on the working tree as it is (uncommitted "
         "edits included; --rev for a commit) in temporary worktrees. Candidates go to a "
-        "proposals folder, never into known_bad_dir. Exit 0 done, 2 could not run."
+        "proposals folder, never into known_bad_dir; `refresh` rewrites stale fixtures in "
+        "known_bad_dir for the current code. Exit 0 done, 2 could not run."
     )
     actions = parser.add_subparsers(dest="known_bad_command", metavar="ACTION", required=True)
     harvest = actions.add_parser(
@@ -687,6 +689,7 @@ def declare(parser: argparse.ArgumentParser) -> None:
     for action, handler in ((harvest, _harvest), (mutants, _mutants)):
         _add_common_options(action)
         options.handled_by(action, handler)
+    declare_refresh(actions)  # the stale fixtures of known_bad_dir, for the current code
 
 
 def _add_common_options(action: argparse.ArgumentParser) -> None:

@@ -1,0 +1,44 @@
+"""A command's first line suggests `--rev REV` only when the command takes it (issue 43,
+item 8: every header suggested `--rev`, and some commands had none)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import andgate.commands
+from andgate.commands.cli import build_parser
+
+COMMANDS = Path(andgate.commands.__file__).parent
+TAKE_REV = [
+    ["classify"],
+    ["replay-known-bad"],
+    ["doctor"],
+    ["known-bad", "harvest"],
+    ["known-bad", "mutants"],
+    ["lock", "verify"],
+]
+
+
+@pytest.mark.parametrize("words", TAKE_REV, ids=" ".join)
+def test_every_command_that_judges_a_commit_takes_rev(words):
+    args = build_parser(only=words[0]).parse_args([*words, "--rev", "HEAD~1"])
+    assert args.rev == "HEAD~1"
+
+
+@pytest.mark.parametrize("words", [["known-bad", "refresh"]], ids=" ".join)
+def test_commands_that_write_the_working_tree_take_no_rev(words):
+    with pytest.raises(SystemExit):
+        build_parser(only=words[0]).parse_args([*words, "--rev", "HEAD~1"])
+
+
+def test_a_module_that_suggests_rev_declares_it():
+    """`open_target` suggests `--rev` on the first line unless told `takes_rev=False`."""
+    for module in sorted(COMMANDS.glob("*.py")):
+        text = module.read_text(encoding="utf-8")
+        calls = re.findall(r"open_target\(([^)]*)\)", text)
+        suggesting = [c for c in calls if "takes_rev=False" not in c and "def " not in c]
+        if suggesting and module.name != "common.py":
+            assert "add_rev(" in text, f"{module.name}: its first line suggests --rev"
