@@ -14,6 +14,8 @@ already fails proves nothing. harvest walks the history of HEAD (or REV).
   way; per file and function, how many survive. `--write N` proposes the N most
   useful killed mutants as fixtures.
 
+What both start from (the judged tree, its config, the proposals folder, the
+replayer with the oracle class proven green): `known_bad_session.py`.
 Candidates go to a proposals folder, never into `known_bad_dir`. Exit codes:
 0 done (misses and survivors are findings, not failures), 2 could not run.
 """
@@ -28,22 +30,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from andgate import writer
-from andgate.check.cache import GreenCache, SharedKillers
 from andgate.check.discrimination.mutate import Mutant, mutants_of
-from andgate.check.oracle.phase import judged_against_itself
-from andgate.check.plan.trees import Plan
-from andgate.commands import proposals
-from andgate.commands.common import (
-    Target,
-    generated_notes,
-    head_plan,
-    open_target,
-    plural,
-    run_environment,
-    table,
-    target_pool,
-)
+from andgate.commands.common import plural, table, target_pool
 from andgate.commands.harvest import (
     Fate,
     FixCommit,
@@ -56,14 +44,11 @@ from andgate.commands.harvest import (
     replay_patch,
     test_side_filter,
 )
+from andgate.commands.known_bad_session import Session, open_session, oracle_replayer, tree_name
 from andgate.errors import AndgateError
 from andgate.exitcodes import HarvestExit, MutantsExit
-from andgate.git import Git
-from andgate.process.requests import RunRequest
-from andgate.process.run import run_parallel, run_pytest
-from andgate.process.worktree import WorktreePool
-from andgate.records import Outcome, ReplayStatus, Role
-from andgate.trust.config import BaseConfig
+from andgate.process.run import run_parallel
+from andgate.records import ReplayStatus
 from andgate.trust.paths import matching
 
 HARVEST_SCHEMA = "andgate.harvest/1"
@@ -73,120 +58,6 @@ DEFAULT_LIMIT = 50
 PROCESS_TIMEOUT = 300.0
 # the revert applies cleanly to HEAD
 APPLIED = (Fate.KILLED, Fate.MISSED, Fate.UNPROVEN, Fate.COSMETIC)
-
-
-@dataclass(frozen=True)
-class Session:
-    """What is judged, its config, and where the output goes: what both commands
-    start from. `head` is the judged tree's commit."""
-
-    target: Target
-    out: Path
-    # claimed before any test runs, written at the end through its descriptor;
-    # None when the command writes nothing (`mutants` without `--write`)
-    folder: writer.Folder | None
-
-    @property
-    def git(self) -> Git:
-        return self.target.git
-
-    @property
-    def head(self) -> str:
-        return self.target.commit
-
-    @property
-    def config(self) -> BaseConfig:
-        return self.target.config
-
-
-def _session(
-    repo: Path, manifest: str, out: Path | None, rev: str | None, *, writes: bool = True
-) -> Session:
-    target = open_target(repo, manifest, rev)
-    folder = proposals.proposals_folder(target.git.repo, out, target.config.manifest.known_bad_dir)
-    claimed = proposals.claim(target.git.repo, folder) if writes else None
-    return Session(target, folder, claimed)
-
-
-def _replayer(
-    session: Session,
-    pool: WorktreePool,
-    scratch: Path,
-    *,
-    deadline: float,
-    timeout: float,
-    cache_dir: Path | None,
-) -> Replayer:
-    """The plan of HEAD, with the oracle class proven green there first."""
-    plan = head_plan(session.git, session.head, session.config, scratch)
-    environment = run_environment(session.target, plan)
-    for note in generated_notes(session.target, environment):
-        print(note)
-    request = RunRequest(
-        "oracle",
-        Role.ORACLE,
-        plan.trusted_oracle_rules,
-        allow_files=plan.trusted_oracle_files,
-        environment=environment,
-    )
-    _require_green_oracle(session, plan, pool, request, scratch, timeout)
-    # A fix's own tests, outside the oracle files: untrusted items of HEAD.
-    evidence = RunRequest("fix tests", Role.UNTRUSTED, plan.head_rules)
-    return Replayer(
-        git=session.git,
-        pool=pool,
-        commit=plan.trusted,
-        request=request,
-        scratch=scratch,
-        timeout=timeout,
-        cache=SharedKillers(cache_dir),
-        oracle_digest=plan.trusted_oracle_digest,
-        deadline=deadline,
-        evidence=evidence,
-        oracle_files=frozenset(plan.trusted_oracle_files),
-        greens=GreenCache(cache_dir),
-    )
-
-
-def _require_green_oracle(
-    session: Session,
-    plan: Plan,
-    pool: WorktreePool,
-    request: RunRequest,
-    scratch: Path,
-    timeout: float,
-) -> None:
-    # The tree judged: the working tree's snapshot (its sha means nothing to the user).
-    head, manifest = _tree_name(session), session.config.manifest
-    if not plan.trusted_oracle_files:
-        raise AndgateError(
-            f"{head} has no file matching classes.oracle.globs in {manifest.path}: "
-            "nothing can kill a candidate; point the globs at human-owned tests"
-        )
-    with pool.lease(plan.trusted) as worktree:
-        result = run_pytest(request, worktree.path, scratch, timeout)
-    if result.error:
-        raise AndgateError(f"the oracle class could not run on {head}: {result.error}")
-    items = result.selected("oracle")
-    # judged as check judges it: a platform skip is no failure here either
-    failing = [r.nodeid for r in judged_against_itself(result) if r.outcome is not Outcome.PASSED]
-    failing += [f"{n or '<session>'} (collection error)" for n, _ in result.collection_errors]
-    if failing:
-        raise AndgateError(
-            f"the oracle class does not pass on {head} ({failing[0]}"
-            f"{f' and {len(failing) - 1} more' if len(failing) > 1 else ''}), so a failure "
-            "under a candidate would prove nothing; fix the oracle first"
-        )
-    if not items:
-        raise AndgateError(f"no oracle item was collected on {head} (NO_ORACLE)")
-
-
-def _tree_name(session: Session) -> str:
-    """How messages name what is judged: the working tree, or --rev's commit."""
-    target = session.target
-    if target.commit == target.history:
-        return f"HEAD {target.commit[:12]}" if "working tree" in target.what else target.what
-    return "the working tree (uncommitted edits included)"
 
 
 # -- harvest -------------------------------------------------------------------------------
@@ -206,7 +77,7 @@ def run_harvest(
     rev: str | None = None,
 ) -> int:
     started = time.monotonic()
-    session = _session(repo, manifest, out, rev)
+    session = open_session(repo, manifest, out, rev)
     print(session.target.first_line("known-bad harvest"))
     since_sha = session.git.resolve(since, what="--since") if since else None
     is_production = production_filter(session.config)
@@ -219,7 +90,7 @@ def run_harvest(
         is_test=test_side_filter(session.config),
     )
     with target_pool(session.target) as (scratch, pool):
-        replayer = _replayer(
+        replayer = oracle_replayer(
             session,
             pool,
             scratch,
@@ -437,17 +308,17 @@ def run_mutants(
     rev: str | None = None,
 ) -> int:
     started = time.monotonic()
-    session = _session(repo, manifest, out, rev, writes=write > 0)
+    session = open_session(repo, manifest, out, rev, writes=write > 0)
     print(session.target.first_line("known-bad mutants"))
     mutants = _mutants_at_head(session, paths)
     if not mutants:
         where = f" matching {' '.join(paths)}" if paths else ""
         raise AndgateError(
-            f"no production function to mutate in {_tree_name(session)}{where}; "
+            f"no production function to mutate in {tree_name(session)}{where}; "
             "check --paths (gitignore-style globs relative to the repository root)"
         )
     with target_pool(session.target) as (scratch, pool):
-        replayer = _replayer(
+        replayer = oracle_replayer(
             session,
             pool,
             scratch,
