@@ -1,10 +1,12 @@
 """The production scan's families of rules are what the README says they are: each
 row of its "What the scan sees" table is one module of `check/production/` that
 exposes a `FAMILY` of that name, with exactly the constructs the row names; the
-entry point runs every such module's family, and each construct belongs to one."""
+entry point runs every such module's family, each construct belongs to one, and
+no family module imports another (what two share lives in `common` or `rules`)."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import re
@@ -70,3 +72,18 @@ def test_each_construct_belongs_to_exactly_one_family() -> None:
         for construct in family.constructs | family.warns:
             owners[construct].append(family.name)
     assert {c: names for c, names in owners.items() if len(names) != 1} == {}
+
+
+def test_no_family_module_imports_another() -> None:
+    folder = Path(andgate.check.production.__file__).parent
+    families = {name.removesuffix(".py") for name in family_modules()}
+    for name in families:
+        tree = ast.parse((folder / f"{name}.py").read_text(encoding="utf-8"))
+        imported = {
+            part
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module
+            for part in (node.module, *(f"{node.module}.{a.name}" for a in node.names))
+        }
+        others = {f"andgate.check.production.{f}" for f in families - {name}}
+        assert not imported & others, f"{name}.py imports {sorted(imported & others)}"
