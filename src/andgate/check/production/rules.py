@@ -16,10 +16,12 @@ kind where it belongs:
 - `line_rules`: the added lines of a `.py` that does not parse.
 
 A rule of the scope or plain walk returns `Hit`s: what it found in one version of the
-file; the entry point reports those of head that base did not have. A new rule is a
-function in its family's module and an entry in its family's `FAMILY`; nothing else
-changes. A construct belongs to one family only, so a family's findings never need
-another family's to be read.
+file; the entry point reports those of head that base did not have. Each walk runs
+once per file version, whatever the number of families. A new rule is a function in
+its family's module and an entry in its family's `FAMILY`; a rule that needs more
+of the repository than the changed files reads it from `common.ScanContext`, a
+field there filled by `phase.start_scan`. A construct belongs to one family only,
+so a family's findings never need another family's to be read.
 """
 
 from __future__ import annotations
@@ -72,7 +74,8 @@ class Family:
     expression_rules: tuple[ScopeRule, ...] = ()
     node_rules: tuple[tuple[NodeTypes, ScopeRule], ...] = ()
     plain_rules: tuple[tuple[NodeTypes, PlainRule], ...] = ()
-    # A regular expression: in a module whose text it does not match, plain_rules find nothing.
+    # A regular expression for the words without which plain_rules find nothing: the
+    # plain walk skips a module whose text holds no family's words.
     plain_words: str = ""
     line_rules: tuple[LineRule, ...] = ()
 
