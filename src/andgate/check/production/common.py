@@ -190,8 +190,17 @@ class Names:
 
     def __init__(self, tree: ast.Module) -> None:
         self.aliases = import_aliases(tree)
+        # Several families' rules ask for the same node's name: each is spelt once.
+        self._spelt: dict[ast.AST, str | None] = {}
 
     def dotted(self, node: ast.AST | None) -> str | None:
+        if node is None:
+            return None
+        if node not in self._spelt:
+            self._spelt[node] = self._spell(node)
+        return self._spelt[node]
+
+    def _spell(self, node: ast.AST | None) -> str | None:
         parts = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
