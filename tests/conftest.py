@@ -16,6 +16,9 @@ import hashlib
 import json
 import os
 import signal
+import subprocess
+import sys
+import sysconfig
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -178,6 +181,21 @@ def honest_run(tmp_path_factory: pytest.TempPathFactory) -> GateRun:
         return sample.gate(
             sample.change(honest_fix), discrimination=True, discrimination_budget=300.0
         )
+
+
+@pytest.fixture(scope="session")
+def project_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtualenv that sees everything andgate's test environment has (pytest, the
+    build backends, andgate itself), where a test installs its project the way CI does
+    (`harness.pip_install`) and uninstalls it afterwards: built once per test process."""
+    root = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
+    purelib = sysconfig.get_paths(vars={"base": str(root), "platbase": str(root)})["purelib"]
+    outer = sysconfig.get_paths()["purelib"]
+    Path(purelib, "_andgate_tests_outer.pth").write_text(
+        f"import site; site.addsitedir({outer!r})\n"
+    )
+    return root
 
 
 @pytest.fixture

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import atexit
 import functools
+import json
+import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import Any
 
 from andgate.commands.sample import KNOWN_BAD, SampleRepo, init_repo, load_tree, lock_text
 
@@ -72,3 +76,57 @@ def _build(path: Path, files: Mapping[str, str], known_bad: Collection[str]) -> 
     repo.write({f"tests/oracles/known_bad/{name}.patch": p for name, p in patches.items()})
     repo.write({"tests/oracles/locks.sha256": lock_text(path / "tests/oracles/fixtures")})
     return path, repo.commit("trust overlay (owner: alice)")
+
+
+# -- projects installed into a test virtualenv (the `project_venv` fixture) ------------
+
+
+def pip_install(venv: Path, *target: str) -> None:
+    """`pip install TARGET` into venv as CI runs it, without the network: no
+    dependencies, and the build backends andgate's test environment has."""
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps"]
+    done = subprocess.run(
+        [*pip, "--no-build-isolation", *target], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, f"pip install {' '.join(target)}:\n{done.stderr}"
+
+
+def pip_uninstall(venv: Path, name: str) -> None:
+    python = str(venv / "bin" / "python")
+    pip = [python, "-m", "pip", "uninstall", "-q", "-y", name]
+    subprocess.run(pip, capture_output=True, timeout=300)
+
+
+class VenvProject:
+    """A repository whose project is installed in a test virtualenv, with andgate run
+    as its user runs it: the virtualenv's `python -m andgate`, in the repository."""
+
+    def __init__(self, venv: Path, repo: SampleRepo, tmp: Path) -> None:
+        self.venv, self.repo, self.tmp = venv, repo, tmp
+
+    def andgate(
+        self, *args: str, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        return subprocess.run(
+            [str(self.venv / "bin" / "python"), "-m", "andgate", *args],
+            cwd=self.repo.path,
+            env={**environ, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    def check(
+        self, base: str, artifacts: Path | None = None, env: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """`andgate check --base BASE` of HEAD, as cheap as the verdict allows (two
+        jobs, no discrimination report): verdict.json's payload."""
+        out = artifacts or self.tmp / "check"
+        shutil.rmtree(out, ignore_errors=True)
+        done = self.andgate(
+            "check", "--base", base, "--json", "--jobs", "2", "--no-discrimination",
+            "--artifacts", str(out), "--today", "2026-12-01", env=env,
+        )  # fmt: skip
+        assert done.stdout, done.stderr
+        return dict(json.loads(done.stdout))

@@ -1,9 +1,24 @@
-"""Every command's exit codes, by name (contract section 3).
+"""Every exit code a command returns, by name (contract section 3).
 
-"The gate said block" and "the gate could not run" are different codes for
-every command, and no code means two things within one command. A user error
-(`AndgateError`) ends every command with its `COULD_NOT_RUN` code, through the
-one handler in `errors.guarded`.
+`Exit` is the one scale of every command but `classify`:
+
+- `OK` (0): allow (`check`, `combine`); the lock matches or was written; every known-bad
+  fixture bit; nothing the next check would trip on; done (`freeze`, `init`, `dispute`,
+  `known-bad`, a `check --shard` part that ran); every demo verdict as expected.
+- `BLOCK` (1): the command's answer is no: block; lock mismatch; a fixture stayed green or
+  did not apply; something would trip the next check (`doctor`); a dispute refused; a demo
+  verdict differs.
+- `COULD_NOT_RUN` (2): bad input or the gate broke, said in one line on stderr (for
+  `check`: `MANIFEST_INVALID` or `GATE_ERROR` among the reasons, also a block). Never the
+  same code as `BLOCK`: "the gate said no" and "the gate could not answer" differ.
+- `NO_FIXTURES` (3): `replay-known-bad` found no fixture under `known_bad_dir`.
+- `INTERRUPTED` (130): Ctrl-C, every command (128 + SIGINT, as a shell reports it).
+
+`ClassifyExit`, beside it, is `classify`'s own scale, which the contract fixed before
+`Exit` existed: `OK` (0), `EXPIRED_FREEZE` (2), `NO_ORACLE` (3), `INVALID` (4: the
+manifest or freeze file), `COULD_NOT_RUN` (5: the user error `Exit.COULD_NOT_RUN` is
+for the other commands). Each command's `--help` and docs/commands.md say which codes
+it uses. No code has two names: both enums are `enum.unique`.
 """
 
 from __future__ import annotations
@@ -11,77 +26,21 @@ from __future__ import annotations
 import enum
 
 
-class CheckExit(enum.IntEnum):
-    ALLOW = 0
+@enum.unique
+class Exit(enum.IntEnum):
+    OK = 0
     BLOCK = 1
-    COULD_NOT_RUN = 2  # MANIFEST_INVALID or GATE_ERROR among the reasons (also a block)
+    COULD_NOT_RUN = 2
+    NO_FIXTURES = 3
+    INTERRUPTED = 130
 
 
-class ShardExit(enum.IntEnum):
-    """`check --shard I/N`: a shard decides nothing; `combine` exits as `check`."""
-
-    PART_RAN = 0  # its units ran; bundle.json holds them (failures included)
-    COULD_NOT_RUN = 2  # the bundle records a gate error, which `combine` reports
-
-
+@enum.unique
 class ClassifyExit(enum.IntEnum):
+    """`andgate classify`, most severe first when several apply: 4, 3, 2, 0."""
+
     OK = 0
     EXPIRED_FREEZE = 2
     NO_ORACLE = 3
     INVALID = 4  # invalid manifest or freeze file
     COULD_NOT_RUN = 5  # not a repository, no HEAD, the tests could not be collected
-
-
-class ReplayExit(enum.IntEnum):
-    EVERY_FIXTURE_BIT = 0
-    FAILED = 1  # a fixture stayed green or did not apply, or the oracle fails on HEAD
-    COULD_NOT_RUN = 2
-    NO_FIXTURES = 3
-
-
-class LockExit(enum.IntEnum):
-    MATCH = 0
-    MISMATCH = 1
-    COULD_NOT_RUN = 2
-
-
-class FreezeExit(enum.IntEnum):
-    OK = 0
-    BAD_INPUT = 2
-    COULD_NOT_RUN = 2  # bad input and errors share one code (contract)
-
-
-class InitExit(enum.IntEnum):
-    OK = 0
-    COULD_NOT_WRITE = 2
-    COULD_NOT_RUN = 2  # as for freeze
-
-
-class DemoExit(enum.IntEnum):
-    EVERY_VERDICT_AS_EXPECTED = 0
-    SOME_VERDICT_DIFFERS = 1
-    COULD_NOT_RUN = 2
-
-
-class HarvestExit(enum.IntEnum):
-    DONE = 0  # the report is written; missed fixes are findings, not failures
-    COULD_NOT_RUN = 2  # bad input, or the oracle class does not pass on HEAD
-
-
-class MutantsExit(enum.IntEnum):
-    DONE = 0  # survivors are findings, not failures
-    COULD_NOT_RUN = 2
-
-
-class DisputeExit(enum.IntEnum):
-    """`andgate dispute`: writing or listing the change's oracle disputes."""
-
-    OK = 0  # the entry is written, or the disputes are listed
-    REFUSED = 1  # not exactly one oracle item at base, or disputed already
-    COULD_NOT_RUN = 2  # bad input, a malformed disputes file, no repository
-
-
-class DoctorExit(enum.IntEnum):
-    OK = 0  # nothing the next check would trip on
-    PROBLEMS = 1  # something would; each is listed with its fix
-    COULD_NOT_RUN = 2

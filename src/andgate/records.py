@@ -77,6 +77,49 @@ def item_outcome(phases: Mapping[str, Any] | None) -> Outcome:
     return Outcome.MISSING
 
 
+@dataclass(frozen=True, slots=True)
+class ItemFacts:
+    """What pytest collection tells us about one item (slotted: a check holds
+    several per collected item)."""
+
+    nodeid: str
+    path: str
+    name: str
+    markers: frozenset[str] = frozenset()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodeid": self.nodeid,
+            "path": self.path,
+            "name": self.name,
+            "markers": sorted(self.markers),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ItemFacts:
+        return cls(data["nodeid"], data["path"], data["name"], frozenset(data["markers"]))
+
+
+@dataclass(frozen=True, slots=True)
+class InventoryRecord:
+    """One line of the trust inventory (`trust_inventory.json`): an item, its class,
+    why, and its outcome (None: it did not run in its class's process)."""
+
+    facts: ItemFacts
+    cls: str
+    why: str
+    outcome: str | None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "nodeid": self.facts.nodeid,
+            "file": self.facts.path,
+            "class": self.cls,
+            "why": self.why,
+            "outcome": self.outcome,
+        }
+
+
 class Reason(enum.StrEnum):
     MANIFEST_INVALID = "MANIFEST_INVALID"
     NO_ORACLE = "NO_ORACLE"

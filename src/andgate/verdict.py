@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from andgate.exitcodes import Exit
 from andgate.records import (
     Bit,
     ChangeFacts,
@@ -61,10 +62,10 @@ class Verdict:
         return Reason.MANIFEST_INVALID in codes or Reason.GATE_ERROR in codes
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> Exit:
         if self.allowed:
-            return 0
-        return 2 if self.could_not_run else 1
+            return Exit.OK
+        return Exit.COULD_NOT_RUN if self.could_not_run else Exit.BLOCK
 
 
 # -- rules: each turns one phase's facts into findings ------------------------------------

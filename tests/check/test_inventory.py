@@ -4,8 +4,8 @@ oracle item (what oracle markers decide oracle-class files by)."""
 from __future__ import annotations
 
 from andgate.check.inventory.items import build_inventory, oracle_holders
-from andgate.plugin.classify import ItemFacts
 from andgate.process.results import CollectedItem, RunResult
+from andgate.records import ItemFacts
 
 
 def _item(nodeid: str, cls: str) -> CollectedItem:

@@ -20,13 +20,13 @@ from andgate.check.oracle.phase import (
     skips_to_run_on_base,
     unpinned_files,
 )
-from andgate.plugin.classify import ItemFacts
 from andgate.plugin.item_reports import is_missing_module, missing_modules
 from andgate.process.argv import selection_args
 from andgate.process.results import CollectedItem, RunResult, class_facts
 from andgate.records import (
     Bit,
     Decision,
+    ItemFacts,
     ItemResult,
     OracleFacts,
     Outcome,

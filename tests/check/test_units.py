@@ -25,10 +25,9 @@ from andgate.check.discrimination.phase import merge_discrimination
 from andgate.check.units import Split, Unit, assign, class_units
 from andgate.check.work import Work
 from andgate.errors import BundleError
-from andgate.plugin.classify import ItemFacts
 from andgate.plugin.shard import MIN_BYTES_PER_SHARD, Shard, owns, shards
 from andgate.process.results import CollectedItem, RunResult
-from andgate.records import DiscriminationFacts, ReplayFacts
+from andgate.records import DiscriminationFacts, ItemFacts, ReplayFacts
 
 sizes = st.dictionaries(
     st.text("abc/_.", min_size=1, max_size=12),

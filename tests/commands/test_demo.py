@@ -47,3 +47,14 @@ def test_the_demos_approved_change_is_approved_under_ci_too(capsys, monkeypatch)
     monkeypatch.setenv("CI", "true")
     approved = next(c for c in CHANGES if c.approvals)
     assert run_demo(changes=(approved,)) == 0, capsys.readouterr().out
+
+
+def test_a_sample_patch_is_the_diff_byte_for_byte(make_repo):
+    """The known-bad fixtures the samples (and the tests' projects) are built with: a
+    hunk that ends in blank context lines ends in lines that hold a single space, and
+    a patch stripped of them is corrupt (`git apply` refuses it)."""
+    source = '"""A module."""\n\nimport re\n\nLIMIT = 1\nWORD = re.compile("w")\n\n\ndef f():\n'
+    repo = make_repo({"m.py": source + "    pass\n"})
+    patch = repo.diff_of([("m.py", "LIMIT = 1", "LIMIT = 2")])
+    assert patch.endswith('+LIMIT = 2\n WORD = re.compile("w")\n \n \n'), patch
+    repo.git.run("apply", "--check", input=patch.encode())

@@ -18,6 +18,7 @@ from andgate.commands.cli import main
 from andgate.commands.init import run_init
 from andgate.commands.sample import AGENT, SampleRepo
 from andgate.plugin.classify import accepted_invariants
+from andgate.records import Construct
 from andgate.trust.freeze import parse_freezes
 from andgate.trust.manifest import parse_manifest
 
@@ -313,6 +314,28 @@ def test_fills_generated_files_from_the_version_generating_backend(make_repo, ca
     assert manifest.generated_files == ("src/pkg/_version.py",)
 
 
+def test_the_top_folder_is_proposed_by_its_test_modules_never_every_python_file(make_repo):
+    """six's shape, a test module beside the module it tests: the top folder's glob is
+    its test modules. "*.py" (gitignore: every Python file, at any depth) would make
+    the production module an oracle file, and every change to it ORACLE_AUTHORSHIP."""
+    few = make_repo({"sixlike.py": "", "test_sixlike.py": "", "setup.py": ""})
+    assert run_init(few.path) == 0
+    text = read(few, MANIFEST)
+    assert '    #   globs: ["test_*.py", "*_test.py"]  # 1 test file\n' in text
+    assert parse_manifest(text, MANIFEST).oracle.globs == (
+        "tests/oracles/**/*.py",
+        "test_sixlike.py",
+    )
+    many = make_repo({f"test_{i}.py": "" for i in range(41)} | {"mod.py": "", "pkg/x_test.py": ""})
+    assert run_init(many.path) == 0
+    globs = parse_manifest(read(many, MANIFEST), MANIFEST).oracle.globs
+    assert globs == ("tests/oracles/**/*.py", "test_*.py", "*_test.py")
+    from andgate.trust.paths import matches
+
+    assert matches("test_40.py", globs) and matches("pkg/x_test.py", globs)
+    assert not matches("mod.py", globs)
+
+
 def test_proposes_the_existing_tests_as_oracle_files_and_many_by_folder(make_repo):
     few = make_repo({"tests/test_a.py": "", "tests/unit/test_b.py": "", "src/m.py": ""})
     assert run_init(few.path) == 0
@@ -478,6 +501,15 @@ INSTALLS = {
          'docs = ["x"]\ntests = ["pytest"]\n'},
         'python -m pip install -e ".[tests]"',
     ),
+    "setup.cfg extra": (
+        {"setup.cfg": "[metadata]\nname = p\n\n[options.extras_require]\ntesting =\n    pytest\n"},
+        'python -m pip install -e ".[testing]"',
+    ),
+    "setup.py extra": (
+        {"setup.py": "from setuptools import setup\n\nEXTRAS = {'doc': ['x'], 'test': ['y']}\n"
+         "setup(name='p', extras_require=EXTRAS)\n"},
+        'python -m pip install -e ".[test]"',
+    ),
     "requirements": (
         {"requirements/test.txt": "pytest\n"},
         "python -m pip install -e . -r requirements/test.txt",
@@ -502,6 +534,47 @@ def test_init_github_installs_the_test_dependencies(make_repo, kind):
     assert first_run.startswith("python -m pip install -e ")
 
 
+PLUGIN_HOOKS = frozenset({Construct.PYTEST_PLUGIN, Construct.HARNESS_REFERENCE})
+
+
+def test_a_pytest_plugins_declared_modules_get_their_hooks_allowed(make_repo, capsys):
+    """docs/pytest-plugin-projects.md: a plugin's hooks (and its `import pytest`) are
+    production code the scan flags in every change that adds one. init allows them in
+    the modules the build files declare, and names a declaration it found no file for."""
+    repo = make_repo(
+        {
+            "pyproject.toml": '[project]\nname = "pytest-x"\n[project.entry-points.pytest11]\n'
+            'x = "pytest_x.plugin"\ngone = "pytest_x.gone:hooks"\n',
+            "src/pytest_x/__init__.py": "",
+            "src/pytest_x/plugin.py": "",
+            "src/pytest_x/core.py": "",
+        }
+    )
+    assert run_init(repo.path) == 0
+    out = capsys.readouterr().out
+    manifest = parse_manifest(read(repo, MANIFEST), MANIFEST)
+    assert manifest.production_scan_allow == {"src/pytest_x/plugin.py": PLUGIN_HOOKS}
+    assert (
+        "pytest plugin modules, their hooks allowed (production_scan.allow): "
+        "src/pytest_x/plugin.py\n"
+    ) in out
+    assert "pytest plugin gone = pytest_x.gone:hooks: no file of this repository holds" in out
+    # pytest-timeout's shape: one module at the top, declared in setup.cfg
+    single = make_repo(
+        {
+            "setup.cfg": "[options.entry_points]\npytest11 =\n    timeout = pytest_timeout\n",
+            "pytest_timeout.py": "",
+        }
+    )
+    assert run_init(single.path) == 0
+    manifest = parse_manifest(read(single, MANIFEST), MANIFEST)
+    assert manifest.production_scan_allow == {"pytest_timeout.py": PLUGIN_HOOKS}
+    # a project that declares no plugin allows nothing
+    plain = make_repo({"pyproject.toml": '[project]\nname = "p"\n', "p/__init__.py": ""})
+    assert run_init(plain.path) == 0
+    assert "production_scan" not in read(plain, MANIFEST)
+
+
 def test_help(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["init", "--help"])
@@ -512,7 +585,8 @@ def test_help(capsys):
 def test_init_github_writes_the_secure_workflow_once(make_repo, capsys):
     import yaml
 
-    from andgate.commands.init import GITHUB_WORKFLOW, github_workflow, install_command, run_init
+    from andgate.commands.init import GITHUB_WORKFLOW, github_workflow, run_init
+    from andgate.commands.init_build import install_command
 
     repo = make_repo({"README.md": "x\n"})
     assert run_init(repo.path, github=True) == 0

@@ -128,8 +128,8 @@ def test_the_baseline_judges_skips_as_check_does_with_base_being_head():
     module this Python lacks) is no failure of the baseline; a skip for a module
     the change controls, an xfail and an xpass are (no process: the judgement)."""
     from andgate.commands.replay_known_bad import _baseline
-    from andgate.plugin.classify import ItemFacts
     from andgate.process.results import CollectedItem, RunResult
+    from andgate.records import ItemFacts
 
     F = "tests/oracles/test_a.py"
 

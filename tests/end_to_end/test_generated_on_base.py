@@ -11,12 +11,7 @@ of base's runs, named in GENERATED_FILES, and base pins nothing.
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
-import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +19,7 @@ from typing import Any
 import pytest
 
 from andgate.commands.sample import AGENT, SampleRepo, init_repo
+from harness import VenvProject, pip_install, pip_uninstall
 
 pytestmark = pytest.mark.slow
 
@@ -131,47 +127,12 @@ def test_mean_in_latvian():
 BROKEN_CLAMP = ("        return lo\n", "        return x\n")
 
 
-@pytest.fixture(scope="module")
-def project_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A virtualenv that sees andgate's test environment (pytest, hatch-vcs,
-    setuptools-scm), where each test installs its project the way CI does."""
-    root = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
-    purelib = sysconfig.get_paths(vars={"base": str(root), "platbase": str(root)})["purelib"]
-    outer = sysconfig.get_paths()["purelib"]
-    Path(purelib, "_andgate_tests_outer.pth").write_text(
-        f"import site; site.addsitedir({outer!r})\n"
-    )
-    return root
-
-
-class Project:
-    """A project's repository, installed editable into the venv, with andgate run
-    through the venv's `python -m andgate` in the repository."""
+class Project(VenvProject):
+    """A src-layout project named `name`, installed editable into the venv."""
 
     def __init__(self, venv: Path, repo: SampleRepo, name: str, tmp: Path) -> None:
-        self.venv, self.repo, self.name, self.tmp = venv, repo, name, tmp
-
-    def andgate(self, *args: str) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        return subprocess.run(
-            [str(self.venv / "bin" / "python"), "-m", "andgate", *args],
-            cwd=self.repo.path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-
-    def check(self, base: str) -> dict[str, Any]:
-        out = self.tmp / "check"
-        shutil.rmtree(out, ignore_errors=True)
-        done = self.andgate(
-            "check", "--base", base, "--json", "--jobs", "2", "--no-discrimination",
-            "--artifacts", str(out), "--today", "2026-12-01",
-        )  # fmt: skip
-        assert done.stdout, done.stderr
-        return dict(json.loads(done.stdout))
+        super().__init__(venv, repo, tmp)
+        self.name = name
 
     @property
     def package(self) -> str:
@@ -201,14 +162,7 @@ def installed(project_venv: Path, tmp_path: Path) -> Iterator[Any]:
         )
         upstream = repo.commit(f"upstream: {name}")
         repo.run("checkout", "-q", "-b", "adopt")
-        pip = [str(project_venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps"]
-        done = subprocess.run(
-            [*pip, "--no-build-isolation", "-e", str(repo.path)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert done.returncode == 0, done.stderr
+        pip_install(project_venv, "-e", str(repo.path))
         project = Project(project_venv, repo, name, tmp_path)
         made.append(project)
         assert (repo.path / project.package / "_version.py").is_file()
@@ -216,8 +170,7 @@ def installed(project_venv: Path, tmp_path: Path) -> Iterator[Any]:
 
     yield make
     for project in made:
-        pip = [str(project_venv / "bin" / "python"), "-m", "pip", "uninstall", "-q", "-y"]
-        subprocess.run([*pip, project.name], capture_output=True, timeout=300)
+        pip_uninstall(project_venv, project.name)
 
 
 def adopt(project: Project) -> str:

@@ -9,11 +9,7 @@ checked the hard way: the defence removed, the test red, the defence restored.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -21,7 +17,7 @@ import pytest
 
 from andgate.commands.sample import AGENT, SampleRepo
 from conftest import Sample
-from harness import BASE_FILES
+from harness import BASE_FILES, VenvProject, pip_install, pip_uninstall
 from harness import build_test_sample as build_sample
 from stories import honest_fix
 
@@ -465,20 +461,6 @@ INSTALL_KINDS = {
 }
 
 
-@pytest.fixture(scope="session")
-def project_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A virtualenv that sees everything andgate's test environment has, where
-    each test installs its sample project the way CI does."""
-    root = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
-    purelib = sysconfig.get_paths(vars={"base": str(root), "platbase": str(root)})["purelib"]
-    outer = sysconfig.get_paths()["purelib"]
-    Path(purelib, "_andgate_tests_outer.pth").write_text(
-        f"import site; site.addsitedir({outer!r})\n"
-    )
-    return root
-
-
 def _src_layout_repo(root: Path, kind: str) -> tuple[SampleRepo, str]:
     layout, backend, _, extra = INSTALL_KINDS[kind]
     package = "src/samplepkg" if layout == "src" else "samplepkg"
@@ -510,40 +492,14 @@ def _src_layout_repo(root: Path, kind: str) -> tuple[SampleRepo, str]:
 def _gate_in(
     venv: Path, repo: SampleRepo, base: str, tmp: Path, extra_env: dict[str, str] | None = None
 ) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(extra_env or {})
-    proc = subprocess.run(
-        [
-            str(venv / "bin" / "python"),
-            "-m",
-            "andgate",
-            "check",
-            "--base",
-            base,
-            "--json",
-            "--artifacts",
-            str(tmp),
-            "--jobs",
-            "2",
-            "--no-discrimination",
-        ],
-        cwd=repo.path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.stdout, proc.stderr
-    return json.loads(proc.stdout)
+    return VenvProject(venv, repo, tmp).check(base, artifacts=tmp, env=extra_env)
 
 
 @pytest.mark.parametrize("kind", sorted(INSTALL_KINDS))
 def test_installed_project_is_imported_from_each_worktree(project_venv, tmp_path, kind):
     repo, base = _src_layout_repo(tmp_path / "repo", kind)
     editable = INSTALL_KINDS[kind][2]
-    target = ["-e", str(repo.path)] if editable else [str(repo.path)]
-    pip = [str(project_venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps"]
-    subprocess.run([*pip, "--no-build-isolation", *target], check=True, capture_output=True)
+    pip_install(project_venv, *(["-e", str(repo.path)] if editable else [str(repo.path)]))
     try:
         package = "src/samplepkg" if INSTALL_KINDS[kind][0] == "src" else "samplepkg"
         repo.write({"tests/test_agent.py": "def test_agent():\n    assert True\n"})
@@ -557,7 +513,7 @@ def test_installed_project_is_imported_from_each_worktree(project_venv, tmp_path
         bites = verdict["bits"]["known_bad_ok"]
         assert bites and verdict["counts"]["oracle"] == 2, verdict
     finally:
-        subprocess.run([*pip[:3], "uninstall", "-q", "-y", "samplepkg"], capture_output=True)
+        pip_uninstall(project_venv, "samplepkg")
 
 
 # -- a single module that files standard-library modules under its name (six) ----------
@@ -654,16 +610,6 @@ def _single_module_repo(root: Path) -> tuple[SampleRepo, str]:
     return repo, repo.commit("trust overlay")
 
 
-def _pip_install(venv: Path, *target: str) -> None:
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps"]
-    subprocess.run([*pip, "--no-build-isolation", *target], check=True, capture_output=True)
-
-
-def _pip_uninstall(venv: Path, name: str) -> None:
-    python = str(venv / "bin" / "python")
-    subprocess.run([python, "-m", "pip", "uninstall", "-q", "-y", name], capture_output=True)
-
-
 def test_standard_library_modules_filed_under_the_projects_name_are_no_foreign_import(
     project_venv, tmp_path
 ):
@@ -671,7 +617,7 @@ def test_standard_library_modules_filed_under_the_projects_name_are_no_foreign_i
     file is the standard library's) under the project's name. The import audit
     compares files, not names: the honest change is allowed, its fixture bites."""
     repo, base = _single_module_repo(tmp_path / "repo")
-    _pip_install(project_venv, "-e", str(repo.path))
+    pip_install(project_venv, "-e", str(repo.path))
     try:
         repo.write({"tests/test_agent.py": "def test_agent():\n    assert True\n"})
         repo.commit("honest change", who=AGENT)
@@ -679,7 +625,7 @@ def test_standard_library_modules_filed_under_the_projects_name_are_no_foreign_i
         assert verdict["verdict"] == "allow", verdict["reasons"]
         assert verdict["bits"]["known_bad_ok"] and verdict["counts"]["oracle"] == 3, verdict
     finally:
-        _pip_uninstall(project_venv, "sixlike")
+        pip_uninstall(project_venv, "sixlike")
 
 
 def test_the_project_itself_loaded_from_the_installed_copy_still_blocks(project_venv, tmp_path):
@@ -688,7 +634,7 @@ def test_the_project_itself_loaded_from_the_installed_copy_still_blocks(project_
     imports it at start-up): no run tested head, and each GATE_ERROR names the copy,
     never a standard-library module filed under the project's name."""
     repo, base = _single_module_repo(tmp_path / "repo")
-    _pip_install(project_venv, str(repo.path))
+    pip_install(project_venv, str(repo.path))
     startup = tmp_path / "startup"
     startup.mkdir()
     (startup / "sitecustomize.py").write_text("import sixlike\n")
@@ -704,7 +650,7 @@ def test_the_project_itself_loaded_from_the_installed_copy_still_blocks(project_
         assert all("process imported sixlike from " in e and copy in e for e in errors), errors
         assert not [e for e in errors if "moves" in e], errors
     finally:
-        _pip_uninstall(project_venv, "sixlike")
+        pip_uninstall(project_venv, "sixlike")
 
 
 def test_each_phase_shows_progress_on_stderr_and_quiet_silences_it(sample, capsys):

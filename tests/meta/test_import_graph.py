@@ -27,13 +27,14 @@ LEAVES = (
     "andgate.writer",
 )
 # What each stage may import besides itself, the leaves and the package's `__version__`:
-# the pipeline reads downwards (commands -> report/check -> process -> trust -> plugin).
+# the pipeline reads downwards (commands -> check -> report -> process -> trust -> plugin).
+# The report renders the records a check returns and never asks how a check runs.
 MAY_IMPORT = {
     "plugin": (),
     "trust": ("plugin",),
     "process": ("plugin", "trust"),
+    "report": ("plugin", "trust", "process"),
     "check": ("plugin", "trust", "process", "report"),
-    "report": ("plugin", "trust", "process", "check"),
     "commands": ("plugin", "trust", "process", "check", "report"),
 }
 MAX_TOP_LEVEL_ENTRIES = 15
@@ -185,8 +186,25 @@ def test_records_imports_nothing_of_andgate():
 
 def test_the_verdict_never_reaches_processes_or_git():
     reached = closure("andgate.verdict")
-    assert reached <= {"andgate.verdict", "andgate.records"}
+    assert reached <= {"andgate.verdict", "andgate.records", "andgate.exitcodes"}
     assert not {"subprocess", "os"} & imports_of("andgate.verdict")
+
+
+REPORT_MODULES = sorted(m for m in MODULES if stage_of(m) == "report")
+
+
+@pytest.mark.parametrize("module", REPORT_MODULES)
+def test_the_report_never_reaches_the_check(module):
+    """A reporter renders the records a check returns (`records`, `verdict`, the result
+    types): a new output never needs to know how a check runs, and the check may write
+    its report without a cycle."""
+    assert not [m for m in closure(module) if stage_of(m) == "check"], module
+
+
+def test_the_arrow_between_check_and_report_points_down():
+    # Guards the rule above: the reporters are found, and the check does write its report.
+    assert {"andgate.report.artifacts", "andgate.report.context"} <= set(REPORT_MODULES)
+    assert "andgate.report.artifacts" in closure("andgate.check.pipeline")
 
 
 IN_PYTEST_PROCESS = sorted(

@@ -6,7 +6,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from andgate.plugin.classify import (
-    ItemFacts,
     Rules,
     accepted_invariants,
     classify_item,
@@ -15,7 +14,7 @@ from andgate.plugin.classify import (
     has_accepted_invariant,
     normalize_invariant,
 )
-from andgate.records import TrustClass
+from andgate.records import ItemFacts, TrustClass
 
 ITEM = ItemFacts(
     "tests/x/test_a.py::TestK::test_f[1]", "tests/x/test_a.py", "test_f", frozenset({"slow"})

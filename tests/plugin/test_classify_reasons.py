@@ -7,7 +7,6 @@ import dataclasses
 import pytest
 
 from andgate.plugin.classify import (
-    ItemFacts,
     Rules,
     accepted_invariants,
     classify_item,
@@ -15,7 +14,7 @@ from andgate.plugin.classify import (
     has_accepted_invariant,
     normalize_invariant,
 )
-from andgate.records import TrustClass
+from andgate.records import ItemFacts, TrustClass
 
 PATH = "tests/test_a.py"
 ITEM = ItemFacts(f"{PATH}::test_f", PATH, "test_f", frozenset({"slow", "db"}))

@@ -15,6 +15,12 @@ from andgate.plugin import redirect
 from andgate.process import installed
 
 
+@pytest.fixture(autouse=True)
+def children_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`apply` sets PYTHONPATH for the processes tests start: restored after each test."""
+    monkeypatch.setenv("PYTHONPATH", "")
+
+
 @pytest.fixture
 def trees(tmp_path: Path) -> tuple[Path, Path]:
     checkout, worktree = tmp_path / "checkout", tmp_path / "wt"
@@ -66,13 +72,49 @@ def test_apply_rewrites_sys_path_and_editable_finders(trees, monkeypatch):
     assert {"pkg": str(worktree / "src" / "pkg")} == finder_module.MAPPING
     assert {"ns": [str(worktree / "src")]} == finder_module.NAMESPACES
     assert Finder._redirections == {"pkg": str(worktree / "src" / "pkg" / "__init__.py")}
+    assert os.environ["PYTHONPATH"] == str(worktree / "src")
+
+
+@pytest.mark.parametrize(
+    ("path_entry", "mapping"),
+    [
+        (True, {}),  # a `.pth` path entry (setuptools src layout, hatchling)
+        (False, {"pkg": "src/pkg"}),  # setuptools' finder
+        (False, {"pkg": "src/pkg/__init__.py"}),  # the editables redirector (hatch exact)
+    ],
+    ids=["pth", "finder", "redirector"],
+)
+def test_the_processes_tests_start_import_the_worktrees_project_first(
+    trees, monkeypatch, path_entry, mapping
+):
+    """A test that runs `python -m pkg` (or pytester's `runpytest_subprocess`) starts an
+    interpreter whose site re-adds the install's entries, which point at the checkout:
+    PYTHONPATH puts the worktree's folder ahead of them, and keeps the user's own."""
+    checkout, worktree = trees
+    finder_module = types.ModuleType("__editable___pkg_0_2_finder")
+    finder_module.MAPPING = {name: str(checkout / rel) for name, rel in mapping.items()}
+
+    class Finder:
+        pass
+
+    Finder.__module__ = finder_module.__name__
+    monkeypatch.setitem(sys.modules, finder_module.__name__, finder_module)
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder])
+    monkeypatch.setattr(sys, "path", [str(checkout / "src")] if path_entry else [])
+    monkeypatch.setenv("PYTHONPATH", "/opt/lib")
+    redirect.apply(str(checkout), str(worktree))  # no roots: found from the install alone
+    assert os.environ["PYTHONPATH"].split(os.pathsep) == [str(worktree / "src"), "/opt/lib"]
 
 
 def test_apply_puts_a_copy_installs_roots_first(trees, monkeypatch):
     checkout, worktree = trees
     monkeypatch.setattr(sys, "path", ["/site-packages"])
+    # the user's own PYTHONPATH, one entry in the checkout: it points here too
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(checkout / "src" / "pkg"), "/opt"]))
     redirect.apply(str(checkout), str(worktree), roots=["src", "."])
     assert sys.path == [str(worktree / "src"), str(worktree), "/site-packages"]
+    children = [str(worktree / "src"), str(worktree), str(worktree / "src" / "pkg"), "/opt"]
+    assert os.environ["PYTHONPATH"].split(os.pathsep) == children
 
 
 def test_foreign_modules_names_checkout_and_installed_copies(trees, monkeypatch):

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from andgate.plugin.classify import ItemFacts
 from andgate.process.results import CollectedItem, _Compact, _decode_object, read_results
+from andgate.records import ItemFacts
 
 ITEMS = [
     {

@@ -14,15 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from andgate.check.inventory.items import Record, build_inventory, counts, ineffective_freezes
-from andgate.check.property.seeds import default_hypothesis_seed, property_facts, seeds_payload
-from andgate.plugin.classify import ItemFacts
+from andgate.check.inventory.items import build_inventory, counts, ineffective_freezes
+from andgate.check.property.seeds import default_hypothesis_seed, property_facts
 from andgate.process.results import CollectedItem, RunResult
 from andgate.records import (
     ChangeFacts,
     ClassFacts,
     Facts,
     FreezeFacts,
+    InventoryRecord,
+    ItemFacts,
     ItemResult,
     KnownBadFacts,
     LockFacts,
@@ -32,7 +33,7 @@ from andgate.records import (
     ReplayFacts,
     ReplayStatus,
 )
-from andgate.report.artifacts import KnownBadJson, VerdictJson
+from andgate.report.artifacts import KnownBadJson, VerdictJson, seeds_payload
 from andgate.report.context import ReportContext
 from andgate.report.summary import SummaryMarkdown
 from andgate.verdict import decide
@@ -212,19 +213,29 @@ def test_inventory_takes_each_class_from_its_own_process():
 )
 def test_ineffective_freezes_say_why(freeze_id, expected):
     records = [
-        Record(ItemFacts("t/test_u.py::test_u", "t/test_u.py", "test_u"), "frozen_flake", "", None),
-        Record(ItemFacts("t/test_o.py::o", "t/test_o.py", "o"), "oracle", "", None),
+        InventoryRecord(
+            ItemFacts("t/test_u.py::test_u", "t/test_u.py", "test_u"), "frozen_flake", "", None
+        ),
+        InventoryRecord(ItemFacts("t/test_o.py::o", "t/test_o.py", "o"), "oracle", "", None),
     ]
     assert ineffective_freezes([freeze_id], records) == expected
 
 
-def _records_for_freezes() -> list[Record]:
+def _records_for_freezes() -> list[InventoryRecord]:
     return [
-        Record(ItemFacts("t/test_u.py::test_u", "t/test_u.py", "test_u"), "frozen_flake", "", None),
-        Record(ItemFacts("t/test_u.py::test_v", "t/test_u.py", "test_v"), "untrusted", "", None),
-        Record(ItemFacts("t/test_o.py::o[1]", "t/test_o.py", "o[1]"), "oracle", "", None),
-        Record(ItemFacts("t/sub/test_o.py::o", "t/sub/test_o.py", "o"), "property", "", None),
-        Record(ItemFacts("t/test_p.py::C::test_p", "t/test_p.py", "test_p"), "untrusted", "", None),
+        InventoryRecord(
+            ItemFacts("t/test_u.py::test_u", "t/test_u.py", "test_u"), "frozen_flake", "", None
+        ),
+        InventoryRecord(
+            ItemFacts("t/test_u.py::test_v", "t/test_u.py", "test_v"), "untrusted", "", None
+        ),
+        InventoryRecord(ItemFacts("t/test_o.py::o[1]", "t/test_o.py", "o[1]"), "oracle", "", None),
+        InventoryRecord(
+            ItemFacts("t/sub/test_o.py::o", "t/sub/test_o.py", "o"), "property", "", None
+        ),
+        InventoryRecord(
+            ItemFacts("t/test_p.py::C::test_p", "t/test_p.py", "test_p"), "untrusted", "", None
+        ),
     ]
 
 
@@ -255,7 +266,7 @@ def test_inventory_json_is_what_json_dumps_writes(items):
     """trust_inventory.json is rendered item by item; the bytes are json.dumps(indent=2)'s."""
     from andgate.report.artifacts import InventoryJson
 
-    odd = Record(ItemFacts('t/x.py::t["é\\n"]', "t/x.py", "t"), "oracle", "w", "passed")
+    odd = InventoryRecord(ItemFacts('t/x.py::t["é\\n"]', "t/x.py", "t"), "oracle", "w", "passed")
     records = [odd, *_records_for_freezes()][:items]
     verdict = decide(clean_facts())
     ctx = ReportContext(verdict=verdict, base=BASE, head=HEAD, today=TODAY, inventory=records)

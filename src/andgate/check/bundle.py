@@ -25,9 +25,8 @@ from typing import Any
 
 from andgate import __version__
 from andgate.errors import BundleError
-from andgate.plugin.classify import ItemFacts
 from andgate.process.results import CollectedItem, RunResult
-from andgate.records import DiscriminationFacts, ReplayFacts
+from andgate.records import DiscriminationFacts, ItemFacts, ReplayFacts
 from andgate.report.folder import BUNDLE as FILENAME
 
 SCHEMA = "andgate.bundle/1"

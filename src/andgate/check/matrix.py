@@ -23,6 +23,7 @@ from andgate.check.pipeline import gate_failing_closed
 from andgate.check.state import CheckState
 from andgate.check.units import Split
 from andgate.errors import AndgateError
+from andgate.exitcodes import Exit
 from andgate.report.artifacts import Artifacts, write_artifacts
 from andgate.report.folder import BUNDLE, claim_artifacts_for, write_bundle
 from andgate.verdict import Verdict, decide
@@ -37,10 +38,10 @@ class ShardOutcome:
     errors: tuple[str, ...]
 
     @property
-    def exit_code(self) -> int:
-        """0: this part ran and its bundle holds it; 2: it could not run (the
-        bundle says why, and `combine` turns that into GATE_ERROR)."""
-        return 2 if self.errors else 0
+    def exit_code(self) -> Exit:
+        """OK: this part ran and its bundle holds it; COULD_NOT_RUN: it could not run
+        (the bundle says why, and `combine` turns that into GATE_ERROR)."""
+        return Exit.COULD_NOT_RUN if self.errors else Exit.OK
 
 
 def run_shard(opts: CheckOptions) -> ShardOutcome:

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from andgate.check.inventory.items import Record, counts
+from andgate.check.inventory.items import counts
 from andgate.process.requests import RunEnvironment
 from andgate.process.results import RunResult
 from andgate.records import (
     Facts,
     Finding,
+    InventoryRecord,
     ReplayFacts,
     Role,
 )
@@ -92,7 +93,7 @@ class CheckState:
     runs: dict[str, RunResult] = field(default_factory=dict)
     units_ran: dict[str, str] = field(default_factory=dict)  # unit -> its run's name
     replays: list[ReplayFacts] = field(default_factory=list)
-    inventory: list[Record] = field(default_factory=list)
+    inventory: list[InventoryRecord] = field(default_factory=list)
     property_seed: int | None = None
     approvals: tuple[Approval, ...] = ()
     # owners' reviews of earlier commits whose protected files changed since

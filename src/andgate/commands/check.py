@@ -1,22 +1,25 @@
 """`andgate check` and `andgate combine`: the gate's options from the command line, one
 machine's shard or the whole check, and what it prints and publishes.
+
+Light at import: the check's modules load only when a check runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from andgate.errors import BadInput
+from andgate.commands import options
 from andgate.report.console import print_verdict, publish_to_github
 
 if TYPE_CHECKING:  # the check's modules load only when a check runs
     from andgate.check.options import CheckOptions
+    from andgate.check.units import Split
     from andgate.report.artifacts import Artifacts
     from andgate.verdict import Verdict
 
@@ -40,11 +43,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         approved_by=_names(args.approved_by),
         approved_by_env=names_from_env(os.environ.get("ANDGATE_APPROVED_BY")),
         approvals=args.approvals,
-        today=args.today or dt.date.today(),
+        today=options.today(args),
         artifacts=args.artifacts,
         jobs=args.jobs,
         timeout=args.timeout,
-        item_timeout=_item_timeout(args),
+        item_timeout=options.item_timeout(args),
         hypothesis_seed=args.hypothesis_seed,
         cache_dir=None if args.no_cache else default_cache_dir(),
         progress=Progress(sys.stderr, quiet=args.quiet),
@@ -82,18 +85,8 @@ def workflow_commands_stopped() -> Iterator[None]:
         print(end, file=sys.stderr, flush=True)
 
 
-def _item_timeout(args: argparse.Namespace) -> float:
-    if args.item_timeout < args.item_timeout_floor:
-        raise BadInput(
-            f"--item-timeout {args.item_timeout:g}: at least {args.item_timeout_floor:g} s, "
-            "so that a loaded CI machine does not fail honest items; raise it"
-        )
-    return float(args.item_timeout)
-
-
 def _run_shard(opts: CheckOptions) -> int:
     from andgate.check.matrix import run_shard
-    from andgate.exitcodes import ShardExit
 
     outcome = run_shard(opts)
     print(
@@ -103,7 +96,7 @@ def _run_shard(opts: CheckOptions) -> int:
     for error in outcome.errors:
         print(f"  GATE_ERROR: {error}")
     print("  the verdict comes from `andgate combine` over the bundles of all shards")
-    return ShardExit.COULD_NOT_RUN if outcome.errors else ShardExit.PART_RAN
+    return outcome.exit_code
 
 
 def cmd_combine(args: argparse.Namespace) -> int:
@@ -124,3 +117,115 @@ def _show(verdict: Verdict, artifacts: Artifacts, args: argparse.Namespace) -> i
         print_verdict(verdict, artifacts.folder)
     publish_to_github(verdict, artifacts, args.repo)
     return verdict.exit_code
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+def declare_check(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Run the gate on the change base..head and print the verdict. Exit 0 allow, 1 block, "
+        "2 could not run."
+    )
+    parser.add_argument(
+        "--base",
+        metavar="REF",
+        help="the commit the change is based on (default: merge-base with "
+        "the upstream default branch)",
+    )
+    parser.add_argument(
+        "--head",
+        default="HEAD",
+        metavar="REF",
+        help="the change's commit (default: HEAD; uncommitted work is not gated)",
+    )
+    options.add_repo(parser)
+    options.add_manifest(parser)
+    parser.add_argument(
+        "--approved-by",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an owner who approved trust-root changes (repeatable; also ANDGATE_APPROVED_BY=a,b)",
+    )
+    options.add_today(parser)
+    options.add_artifacts(parser)
+    options.add_jobs(parser)
+    options.add_timeout(parser)
+    options.add_item_timeout(parser)
+    parser.add_argument(
+        "--hypothesis-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="seed for Hypothesis property tests (default: derived from base)",
+    )
+    options.add_no_cache(
+        parser, "ignore the killer cache (known-bad replays run the whole oracle class)"
+    )
+    parser.add_argument(
+        "--approvals",
+        choices=("none", "github-reviews"),
+        default="none",
+        help="github-reviews: owners' approving pull-request reviews count: of the gated head, "
+        "or of an earlier commit whose protected files are unchanged (GitHub Actions: "
+        "GITHUB_EVENT_PATH, GITHUB_TOKEN); default: none",
+    )
+    options.add_json(
+        parser, "print the verdict JSON on stdout, and nothing else (annotations go to stderr)"
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="no status lines on stderr while the phases run"
+    )
+    parser.add_argument(
+        "--no-discrimination",
+        action="store_true",
+        help="skip the discrimination report (do the tests the change adds fail against "
+        "known-bad fixtures or mutants of the lines it touched?)",
+    )
+    parser.add_argument(
+        "--discrimination-budget",
+        type=options.positive_float,
+        default=None,
+        metavar="S",
+        help="seconds the discrimination report may run on after the test classes end; "
+        "what it did not get to is reported (default: a quarter of the classes' time, at "
+        "least 5, at most 60)",
+    )
+    parser.add_argument(
+        "--shard",
+        type=_split,
+        default=None,
+        metavar="I/N",
+        help="run part I of N of the check (a CI matrix job) and write bundle.json to the "
+        "artifacts folder; `andgate combine` gives the verdict",
+    )
+    options.handled_by(parser, cmd_check)
+
+
+def _split(text: str) -> Split:
+    from andgate.check.units import Split  # only when --shard is given
+
+    try:
+        return Split.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--shard {text}: ")) from exc
+
+
+def declare_combine(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Check that the N shard bundles belong to one check and cover every unit once, then "
+        "decide as `check` would. Exit 0 allow, 1 block, 2 could not run (a missing, "
+        "duplicated or mismatched bundle is GATE_ERROR)."
+    )
+    parser.add_argument(
+        "bundles",
+        nargs="+",
+        type=Path,
+        metavar="DIR",
+        help="each shard's artifacts folder (or its bundle.json)",
+    )
+    options.add_repo(parser)
+    options.add_artifacts(parser)
+    options.add_json(parser, "print the verdict JSON on stdout")
+    options.handled_by(parser, cmd_combine)

@@ -11,6 +11,7 @@ Exit codes (contract section 3), most severe first when several apply:
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import sys
@@ -19,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from andgate.check.inventory.items import COUNT_KEYS, Record, counts, ineffective_freezes
+from andgate.check.inventory.items import COUNT_KEYS, counts, ineffective_freezes
+from andgate.commands import options
 from andgate.commands.common import (
     Collected,
     Target,
@@ -33,15 +35,9 @@ from andgate.exitcodes import ClassifyExit
 from andgate.plugin.classify import freeze_matches
 from andgate.process.requests import DEFAULT_TIMEOUT
 from andgate.process.results import collection_error_line
-from andgate.records import TrustClass
+from andgate.records import InventoryRecord, TrustClass
 from andgate.trust.config import BaseConfig
 
-EXIT_OK, EXIT_EXPIRED, EXIT_NO_ORACLE, EXIT_INVALID = (
-    ClassifyExit.OK,
-    ClassifyExit.EXPIRED_FREEZE,
-    ClassifyExit.NO_ORACLE,
-    ClassifyExit.INVALID,
-)
 INVENTORY_SCHEMA = "andgate.inventory/1"
 
 
@@ -56,12 +52,12 @@ class Findings:
     no_oracle: bool
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> ClassifyExit:
         if self.invalid:
-            return EXIT_INVALID
+            return ClassifyExit.INVALID
         if self.no_oracle:
-            return EXIT_NO_ORACLE
-        return EXIT_EXPIRED if self.expired else EXIT_OK
+            return ClassifyExit.NO_ORACLE
+        return ClassifyExit.EXPIRED_FREEZE if self.expired else ClassifyExit.OK
 
 
 def run_classify(
@@ -90,9 +86,9 @@ def run_classify(
 def _invalid(message: str, as_json: bool) -> int:
     print(f"andgate: {message}", file=sys.stderr)
     if as_json:
-        payload = {"schema": INVENTORY_SCHEMA, "error": message, "exit_code": EXIT_INVALID}
+        payload = {"schema": INVENTORY_SCHEMA, "error": message, "exit_code": ClassifyExit.INVALID}
         print(json.dumps(payload, indent=2))
-    return EXIT_INVALID
+    return ClassifyExit.INVALID
 
 
 def _findings(config: BaseConfig, collected: Collected, today: dt.date) -> Findings:
@@ -157,7 +153,7 @@ def _render(target: Target, collected: Collected, findings: Findings, today: dt.
     return "\n".join(lines) + "\n"
 
 
-def _counttable(records: tuple[Record, ...]) -> list[str]:
+def _counttable(records: tuple[InventoryRecord, ...]) -> list[str]:
     items = Counter(r.cls for r in records)
     files: dict[str, set[str]] = defaultdict(set)
     for r in records:
@@ -167,7 +163,7 @@ def _counttable(records: tuple[Record, ...]) -> list[str]:
     return [f"  {a:<14}{b:>6}{c:>7}" for a, b, c in rows]
 
 
-def _by_file(records: tuple[Record, ...], cls: TrustClass) -> list[str]:
+def _by_file(records: tuple[InventoryRecord, ...], cls: TrustClass) -> list[str]:
     per_file = Counter(r.facts.path for r in records if r.cls == cls)
     if not per_file:
         return [f"{cls.value}: none", ""]
@@ -177,7 +173,7 @@ def _by_file(records: tuple[Record, ...], cls: TrustClass) -> list[str]:
     return [heading, *table([(p, str(n)) for p, n in sorted(per_file.items())]), ""]
 
 
-def _frozen(records: tuple[Record, ...], config: BaseConfig, today: dt.date) -> list[str]:
+def _frozen(records: tuple[InventoryRecord, ...], config: BaseConfig, today: dt.date) -> list[str]:
     frozen = [r for r in records if r.cls == TrustClass.FROZEN_FLAKE]
     if not frozen:
         return []
@@ -191,7 +187,7 @@ def _frozen(records: tuple[Record, ...], config: BaseConfig, today: dt.date) -> 
     return [f"frozen_flake: {plural(len(frozen), 'item')} (outcome ignored)", *table(rows), ""]
 
 
-def _untrusted(records: tuple[Record, ...]) -> list[str]:
+def _untrusted(records: tuple[InventoryRecord, ...]) -> list[str]:
     """Grouped by file and reason: a large suite's untrusted class stays readable."""
     groups = Counter((r.facts.path, r.why) for r in records if r.cls == TrustClass.UNTRUSTED)
     if not groups:
@@ -219,7 +215,7 @@ def _problems(findings: Findings) -> list[str]:
     return lines
 
 
-def _would_block(config: BaseConfig, records: tuple[Record, ...]) -> list[str]:
+def _would_block(config: BaseConfig, records: tuple[InventoryRecord, ...]) -> list[str]:
     """What `check` would block on with this inventory, beyond the exit code's cases."""
     manifest, found = config.manifest, []
     has_property = any(r.cls == TrustClass.PROPERTY for r in records)
@@ -241,17 +237,48 @@ def _would_block(config: BaseConfig, records: tuple[Record, ...]) -> list[str]:
 
 def _verdict_line(findings: Findings, *, would_block: bool = False) -> str:
     if findings.invalid:
-        return f"result: the freeze file is invalid (exit {EXIT_INVALID})"
+        return f"result: the freeze file is invalid (exit {ClassifyExit.INVALID:d})"
     if findings.no_oracle:
         return (
-            f"result: no oracle item collected (exit {EXIT_NO_ORACLE}); point "
+            f"result: no oracle item collected (exit {ClassifyExit.NO_ORACLE:d}); point "
             "classes.oracle.globs at human-owned tests"
         )
     if findings.expired:
-        return f"result: {plural(len(findings.expired), 'expired freeze')} (exit {EXIT_EXPIRED})"
+        expired = plural(len(findings.expired), "expired freeze")
+        return f"result: {expired} (exit {ClassifyExit.EXPIRED_FREEZE:d})"
     if findings.collection_errors:
         count = plural(len(findings.collection_errors), "collection error")
         return f"result: ok, but {count}: check blocks on them (COLLECTION_ERROR)"
     if would_block:
         return "result: the inventory is valid, but check would block (see above)"
     return "result: ok"
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Collect the tests of the working tree as it is (uncommitted edits included; --rev "
+        "for a commit) in a temporary worktree and classify them with its trust config; for "
+        "untrusted items, say why, and say what check would block on. Exit 0 ok, 2 expired "
+        "freeze, 3 no oracle item, 4 invalid manifest or freeze file, 5 could not run."
+    )
+    options.add_repo(parser)
+    options.add_rev(parser)
+    options.add_manifest(parser)
+    options.add_today(parser)
+    options.add_timeout(parser)
+    options.add_json(parser, "print the inventory as JSON")
+    options.handled_by(parser, _classify, could_not_run=ClassifyExit.COULD_NOT_RUN)
+
+
+def _classify(args: argparse.Namespace) -> int:
+    return run_classify(
+        args.repo,
+        manifest=args.manifest,
+        today=options.today(args),
+        as_json=args.json,
+        timeout=args.timeout,
+        rev=args.rev,
+    )

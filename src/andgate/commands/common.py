@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from andgate import writer
-from andgate.check.inventory.items import Record
 from andgate.check.plan.trees import Plan, make_plan
 from andgate.errors import AndgateError
 from andgate.git import SYNTHETIC_IDENTITY, Git, decode_path
@@ -39,7 +38,7 @@ from andgate.process.requests import RunEnvironment, RunRequest
 from andgate.process.results import RunResult
 from andgate.process.run import run_pytest
 from andgate.process.worktree import WorktreePool, scratch_dir, worktree_pool
-from andgate.records import Role
+from andgate.records import InventoryRecord, Role
 from andgate.trust.config import BaseConfig, load_base_config
 from andgate.trust.freeze import parse_freezes
 from andgate.trust.manifest import Manifest, parse_manifest
@@ -186,7 +185,7 @@ class Collected:
 
     head: str
     rules: Rules
-    records: tuple[Record, ...]
+    records: tuple[InventoryRecord, ...]
     collection_errors: tuple[tuple[str, str], ...]
     notes: tuple[str, ...] = ()  # warnings about the run (GENERATED_FILES)
     # Oracle items an xfail mark makes xfail here, with its reason: they never pass.
@@ -238,8 +237,8 @@ def collect_inventory(target: Target, today: dt.date, timeout: float) -> Collect
     )
 
 
-def _records(result: RunResult) -> tuple[Record, ...]:
-    records = {i.facts.nodeid: Record(i.facts, i.cls, i.why, None) for i in result.items}
+def _records(result: RunResult) -> tuple[InventoryRecord, ...]:
+    records = {i.facts.nodeid: InventoryRecord(i.facts, i.cls, i.why, None) for i in result.items}
     return tuple(sorted(records.values(), key=lambda r: r.facts.nodeid))
 
 

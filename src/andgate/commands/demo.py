@@ -7,6 +7,7 @@ expected and the actual verdict for each and exits 0 only when all match.
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import shutil
 import tempfile
@@ -17,7 +18,9 @@ from pathlib import Path
 
 from andgate.check.options import CheckOptions
 from andgate.check.pipeline import run_check
+from andgate.commands import options
 from andgate.commands.sample import AGENT, SAMPLE_TODAY, SampleRepo, build_sample
+from andgate.exitcodes import Exit
 from andgate.verdict import Verdict
 
 AGENT_SLUG_TEST = '''\
@@ -242,4 +245,13 @@ def run_demo(keep: bool = False, changes: tuple[CannedChange, ...] = CHANGES) ->
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
-    return 0 if ok else 1
+    return Exit.OK if ok else Exit.BLOCK
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Build a throwaway sample repository and run the gate on canned changes; exit 0 "
+        "when every verdict is as expected."
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the sample repository")
+    options.handled_by(parser, lambda args: run_demo(keep=args.keep))

@@ -13,12 +13,13 @@ already disputed); 2 could not run (bad input, malformed disputes file, no repos
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from andgate.check.inventory.items import Record
+from andgate.commands import options
 from andgate.commands.common import (
     Target,
     collect_inventory,
@@ -28,11 +29,11 @@ from andgate.commands.common import (
     table,
 )
 from andgate.errors import AndgateError, BadInput, guarded
-from andgate.exitcodes import DisputeExit
+from andgate.exitcodes import Exit
 from andgate.git import Git
 from andgate.process.generated import read_generated
 from andgate.process.requests import DEFAULT_TIMEOUT
-from andgate.records import TrustClass
+from andgate.records import InventoryRecord, TrustClass
 from andgate.trust.config import BaseConfig, load_base_config
 from andgate.trust.disputes import (
     MAX_REASON,
@@ -81,13 +82,13 @@ def run_dispute_add(
             return _add(open_repo(repo), new, base, manifest, timeout)
         except Refused as exc:
             print(f"andgate dispute: {exc}", file=sys.stderr)
-            return DisputeExit.REFUSED
+            return Exit.BLOCK
 
-    return guarded(add, DisputeExit.COULD_NOT_RUN)
+    return guarded(add, Exit.COULD_NOT_RUN)
 
 
 def run_dispute_list(repo: Path, *, base: str | None = None, manifest: str) -> int:
-    return guarded(lambda: _list(open_repo(repo), base, manifest), DisputeExit.COULD_NOT_RUN)
+    return guarded(lambda: _list(open_repo(repo), base, manifest), Exit.COULD_NOT_RUN)
 
 
 def choose_base(git: Git, ref: str | None) -> Base:
@@ -120,7 +121,7 @@ def _add(git: Git, new: DisputeEntry, base_ref: str | None, manifest: str, timeo
     print(f"andgate dispute: {path}: disputed the oracle item {record.facts.nodeid}")
     print(f"  reason: {escaped(new.reason)}")
     print(NEXT)
-    return DisputeExit.OK
+    return Exit.OK
 
 
 def _checked_input(nodeid: str, reason: str) -> DisputeEntry:
@@ -142,7 +143,7 @@ def _checked_input(nodeid: str, reason: str) -> DisputeEntry:
 
 def _oracle_item_at(
     git: Git, base: Base, config: BaseConfig, nodeid: str, timeout: float
-) -> Record:
+) -> InventoryRecord:
     """The one oracle item base collects under this exact node id, else a refusal
     that says what the id is instead."""
     # base's tree as committed, installed project redirected, and as check's runs of
@@ -209,7 +210,7 @@ def _list(git: Git, base_ref: str | None, manifest: str) -> int:
     text = read_file(git.repo, path)
     if text is None:
         print(f"andgate dispute --list: no disputes file at {path}: nothing is disputed")
-        return DisputeExit.OK
+        return Exit.OK
     try:
         entries = parse_disputes(text, path)
     except DisputesFileError as exc:
@@ -218,4 +219,54 @@ def _list(git: Git, base_ref: str | None, manifest: str) -> int:
     if entries:
         rows = [("nodeid", "reason")] + [(e.nodeid, escaped(e.reason, 120)) for e in entries]
         print("\n".join(table(rows)))
-    return DisputeExit.OK
+    return Exit.OK
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Record in the disputes file (disputes_file of base's manifest, default "
+        ".andgate/disputes.yaml, in the working tree) that the oracle item NODEID contradicts "
+        "the specification, after checking that NODEID is exactly one oracle item collected "
+        "at base. Commit the file with the change: `andgate check` then blocks with "
+        "ORACLE_DISPUTED and shows the reason to the oracle's owner, who fixes the oracle or "
+        "rejects the dispute. Never edit an oracle test or its fixtures instead. Exit 0 "
+        "written or listed, 1 refused (not one oracle item at base, or disputed already), "
+        "2 could not run."
+    )
+    parser.add_argument(
+        "nodeid", nargs="?", metavar="NODEID", help="the oracle item, as pytest prints it"
+    )
+    parser.add_argument(
+        "--reason", metavar="TEXT", help="which part of the specification it contradicts"
+    )
+    parser.add_argument("--list", action="store_true", help="show the disputes in the working tree")
+    parser.add_argument(
+        "--base",
+        metavar="REF",
+        help="the commit the change is based on (default: merge-base with the upstream "
+        "default branch, else HEAD)",
+    )
+    options.add_repo(parser)
+    options.add_manifest(parser)
+    options.add_timeout(parser)
+    options.handled_by(parser, _dispute)
+
+
+def _dispute(args: argparse.Namespace) -> int:
+    if args.list:
+        if args.nodeid or args.reason:
+            raise BadInput("dispute --list takes no NODEID or --reason; run it alone")
+        return run_dispute_list(args.repo, base=args.base, manifest=args.manifest)
+    if not args.nodeid or args.reason is None:
+        raise BadInput("dispute: give NODEID and --reason TEXT (or --list)")
+    return run_dispute_add(
+        args.repo,
+        args.nodeid,
+        args.reason,
+        base=args.base,
+        manifest=args.manifest,
+        timeout=args.timeout,
+    )

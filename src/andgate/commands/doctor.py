@@ -14,11 +14,13 @@ Exit codes: 0 nothing would trip the next check, 1 something would, 2 could not 
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from andgate.commands import options
 from andgate.commands.common import (
     Target,
     collect_inventory,
@@ -34,7 +36,7 @@ from andgate.commands.replay_known_bad import _replay_all
 from andgate.commands.xfails import FIX as XFAIL_FIX
 from andgate.commands.xfails import WHY as XFAIL_WHY
 from andgate.errors import FreezeFileError, ManifestError
-from andgate.exitcodes import DoctorExit
+from andgate.exitcodes import Exit
 from andgate.git import Git
 from andgate.process.requests import DEFAULT_TIMEOUT
 from andgate.records import Outcome, ReplayStatus, TrustClass
@@ -86,9 +88,37 @@ def run_doctor(
         print(f"  {index}. {line}")
     if found.problems:
         print(f"result: the next check would block: {plural(len(found.problems), 'problem')}")
-        return DoctorExit.PROBLEMS
+        return Exit.BLOCK
     print("result: nothing the next check would trip on")
-    return DoctorExit.OK
+    return Exit.OK
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Look at the working tree as it is (uncommitted edits included; --rev for a commit, "
+        "its committed workflows and lock too): the manifest, the clone, the target branch, "
+        "the oracle and property classes, the known-bad fixtures (present and biting), "
+        "generated files, collection errors, the lock, the freezes and the CI workflow. "
+        "Exit 0 nothing would trip the next check, 1 something would, 2 could not run."
+    )
+    options.add_repo(parser)
+    options.add_rev(parser)
+    options.add_manifest(parser)
+    options.add_today(parser)
+    options.add_jobs(parser)
+    options.add_timeout(parser)
+    options.handled_by(parser, _doctor)
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    return run_doctor(
+        args.repo,
+        manifest=args.manifest,
+        today=options.today(args),
+        jobs=args.jobs,
+        timeout=args.timeout,
+        rev=args.rev,
+    )
 
 
 def _clone(git: Git, found: Findings) -> None:

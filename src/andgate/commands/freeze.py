@@ -12,12 +12,13 @@ Exit codes: 0 done, 2 bad input (the message names the file, field and fix).
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from andgate.check.inventory.items import Record
+from andgate.commands import options
 from andgate.commands.common import (
     collect_inventory,
     open_repo,
@@ -30,16 +31,15 @@ from andgate.commands.common import (
     write_atomic,
 )
 from andgate.errors import BadInput, FreezeEditError, FreezeFileError, guarded
-from andgate.exitcodes import FreezeExit
+from andgate.exitcodes import Exit
 from andgate.git import Git
 from andgate.plugin.classify import classify_item, freeze_matches
 from andgate.process.requests import DEFAULT_TIMEOUT
-from andgate.records import TrustClass
+from andgate.records import InventoryRecord, TrustClass
 from andgate.trust.freeze import Freeze, FreezeSet, parse_freezes
 from andgate.trust.freeze_edit import add_entry, remove_entries
 from andgate.trust.manifest import Manifest, load_yaml
 
-EXIT_OK, EXIT_BAD_INPUT = FreezeExit.OK, FreezeExit.BAD_INPUT
 NEW_FILE_HEADER = (
     "# Frozen flaky tests: their outcome is logged and ignored until `expires`.\n"
     "# Manage with `andgate freeze list | add | prune`; every field is required.\n"
@@ -72,7 +72,7 @@ def load_freeze_file(root: Path, manifest_path: str) -> FreezeFile:
 
 
 def _guard(run: Callable[[], int]) -> int:
-    return guarded(run, FreezeExit.BAD_INPUT)
+    return guarded(run, Exit.COULD_NOT_RUN)
 
 
 # -- list ---------------------------------------------------------------------------------
@@ -86,7 +86,7 @@ def _list(root: Path, manifest: str, today: dt.date) -> int:
     ff = load_freeze_file(root, manifest)
     if ff.text is None:
         print(f"andgate freeze list: no freeze file at {ff.path}: nothing is frozen")
-        return EXIT_OK
+        return Exit.OK
     valid = ff.freezes.valid
     print(f"andgate freeze list: {ff.path}, {plural(len(valid), 'freeze')}, today {today}")
     if valid:
@@ -98,8 +98,8 @@ def _list(root: Path, manifest: str, today: dt.date) -> int:
     for problem in ff.freezes.invalid:
         print(f"  INVALID  {problem.message}")
     if ff.freezes.invalid:
-        return EXIT_BAD_INPUT
-    return EXIT_OK
+        return Exit.COULD_NOT_RUN
+    return Exit.OK
 
 
 def _days_left(freeze: Freeze, today: dt.date) -> str:
@@ -160,7 +160,7 @@ def _add(git: Git, new: NewFreeze, manifest: str, today: dt.date, timeout: float
     )
     print("\n".join(table([(r.facts.nodeid, "frozen_flake") for r in frozen])))
     print("Commit it; check blocks the commit as TRUST_ROOT_CHANGED until an owner approves.")
-    return EXIT_OK
+    return Exit.OK
 
 
 def _checked_fields(new: NewFreeze) -> NewFreeze:
@@ -204,7 +204,7 @@ def _raw_ids(ff: FreezeFile) -> list[str]:
 
 def _frozen_items(
     git: Git, freeze_id: str, manifest: str, today: dt.date, timeout: float
-) -> list[Record]:
+) -> list[InventoryRecord]:
     """The items the new freeze would freeze at HEAD; refuse one that freezes none."""
     config = worktree_config(git.repo, manifest)
     target = replace(open_target(git.repo, manifest, None), config=config)
@@ -269,7 +269,7 @@ def _prune(root: Path, manifest: str, today: dt.date) -> int:
     expired = ff.freezes.expired(today)
     if ff.text is None or not expired:
         print(f"andgate freeze prune: no expired freeze in {ff.path} (today {today})")
-        return EXIT_OK
+        return Exit.OK
     gone = {f.id for f in expired}
     indexes = [i for i, freeze_id in enumerate(_raw_ids(ff)) if freeze_id in gone]
     written = remove_entries(ff.text, indexes, ff.path)
@@ -280,4 +280,64 @@ def _prune(root: Path, manifest: str, today: dt.date) -> int:
         (f.id, f"expired {f.expires.isoformat()}", f"owner {f.owner}", f.reason) for f in expired
     ]
     print("\n".join(table(rows)))
-    return EXIT_OK
+    return Exit.OK
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Manage the freeze file in the working tree, keeping its comments and order. Exit 0 "
+        "done, 2 bad input."
+    )
+    actions = parser.add_subparsers(dest="freeze_command", metavar="ACTION", required=True)
+    listing = actions.add_parser(
+        "list",
+        help="show each freeze with its days left",
+        description="Show each freeze "
+        "with its owner, expiry and days left; expired ones are marked.",
+    )
+    add = actions.add_parser(
+        "add",
+        help="freeze a flaky test",
+        description="Append a freeze entry (first_seen today). Refused when longer than "
+        "max_freeze_days, or when ID matches no test collected at HEAD, or matches an "
+        "oracle or property item.",
+    )
+    add.add_argument("id", metavar="ID", help="node id, file path, file stem or function name")
+    add.add_argument("--reason", required=True, help="why the test is frozen")
+    add.add_argument("--owner", required=True, help="who fixes it before it expires")
+    add.add_argument(
+        "--days",
+        type=options.positive_int,
+        default=None,
+        metavar="N",
+        help="how long the freeze lasts (default and limit: max_freeze_days)",
+    )
+    options.add_timeout(add)
+    prune = actions.add_parser(
+        "prune",
+        help="remove expired freezes",
+        description="Remove expired freeze entries (expires <= today) and print what was removed.",
+    )
+    for action, handler in ((listing, _list_args), (add, _add_args), (prune, _prune_args)):
+        options.add_repo(action)
+        options.add_manifest(action)
+        options.add_today(action)
+        options.handled_by(action, handler)
+
+
+def _list_args(args: argparse.Namespace) -> int:
+    return run_freeze_list(args.repo, manifest=args.manifest, today=options.today(args))
+
+
+def _add_args(args: argparse.Namespace) -> int:
+    new = NewFreeze(args.id, args.reason, args.owner, args.days)
+    return run_freeze_add(
+        args.repo, new, manifest=args.manifest, today=options.today(args), timeout=args.timeout
+    )
+
+
+def _prune_args(args: argparse.Namespace) -> int:
+    return run_freeze_prune(args.repo, manifest=args.manifest, today=options.today(args))

@@ -12,18 +12,24 @@ Exit codes: 0 done (even when every file already existed), 2 could not write.
 
 from __future__ import annotations
 
+import argparse
 import re
 import textwrap
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from andgate import writer
+from andgate.commands import options
 from andgate.commands.agents import HINT as AGENTS_HINT
 from andgate.commands.agents import add_agent_block
 from andgate.commands.common import open_repo, plural, read_file
+from andgate.commands.init_build import (
+    generated_by_backend,
+    install_command,
+    is_utf8,
+    read_pyproject,
+)
 from andgate.commands.init_texts import (
     FREEZE_YAML,
     INVARIANTS_MD,
@@ -36,14 +42,13 @@ from andgate.commands.xfails import FIX as XFAIL_FIX
 from andgate.commands.xfails import WHY as XFAIL_WHY
 from andgate.commands.xfails import Xfail, xfails_in
 from andgate.errors import AndgateError, ManifestError
-from andgate.exitcodes import InitExit
+from andgate.exitcodes import Exit
 from andgate.git import Git, decode_path
-from andgate.trust import pytest_config
+from andgate.trust import project_plugins, pytest_config
 from andgate.trust.freeze_edit import yaml_string
 from andgate.trust.manifest import DEFAULT_MANIFEST, Manifest, parse_manifest
 from andgate.trust.paths import is_under
 
-EXIT_OK = InitExit.OK
 MARKER_NAME = re.compile(r"\s*([A-Za-z_]\w*)")
 ORACLE_HINTS = ("oracle", "golden", "regression", "acceptance", "contract", "snapshot", "example")
 PROPERTY_HINTS = ("propert", "hypothesis", "fuzz", "seed")
@@ -102,6 +107,10 @@ class Survey:
     install: str = ""  # how CI installs the project with its test dependencies
     # Test files that make items xfail, with where: never proposed as oracles.
     xfails: Mapping[str, tuple[Xfail, ...]] = field(default_factory=dict)
+    # The modules of the project's own pytest plugins (`pytest11` entry points its
+    # build files declare): their hooks are allowed there (production_scan.allow).
+    plugin_files: tuple[str, ...] = ()
+    unfound_plugins: tuple[str, ...] = ()  # "name = target" whose module no file holds
 
     @property
     def marker_names(self) -> tuple[str, ...]:
@@ -142,7 +151,33 @@ def run_init(
         (created if _create(root, rel, text) else skipped).append(rel)
     print(_report(root, layout, survey, created, skipped), end="")
     print(add_agent_block(root, agents, layout.manifest) if agents else AGENTS_HINT)
-    return EXIT_OK
+    return Exit.OK
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Write the manifest, oracle and known-bad folders, INVARIANTS.md, the freeze file and "
+        "an empty lock; suggest globs for existing test folders and markers. Never "
+        "overwrites a file. Exit 0 done, 2 could not write."
+    )
+    options.add_repo(parser)
+    options.add_manifest(parser)
+    parser.add_argument(
+        "--github",
+        action="store_true",
+        help="also write .github/workflows/andgate.yml (the secure pull-request workflow)",
+    )
+    parser.add_argument(
+        "--agents",
+        metavar="FILE",
+        help="add a short block to the agent instruction file FILE (e.g. AGENTS.md): never "
+        "edit oracle tests; if one contradicts the task, run `andgate dispute` and stop",
+    )
+    options.handled_by(parser, _init)
+
+
+def _init(args: argparse.Namespace) -> int:
+    return run_init(args.repo, manifest=args.manifest, github=args.github, agents=args.agents)
 
 
 def _existing_manifest(root: Path, path: str) -> Manifest | None:
@@ -190,7 +225,7 @@ def _cannot_create(rel: str, why: str) -> str:
 def survey_repo(git: Git) -> Survey:
     # A name that is not UTF-8 (decoded with surrogateescape) cannot be written
     # into the manifest, a UTF-8 file: it is not suggested.
-    files = [f for f in _repo_files(git) if _is_utf8(f)]
+    files = [f for f in _repo_files(git) if is_utf8(f)]
     tests = [f for f in files if _is_test_module(PurePosixPath(f).name)]
     folders = sorted({str(PurePosixPath(f).parent) for f in tests})
     # A folder's glob covers its subfolders, so its count includes their files.
@@ -208,7 +243,9 @@ def survey_repo(git: Git) -> Survey:
             continue
         if found:
             markers[name] = found
-    pyproject = _pyproject(git.repo)
+    pyproject = read_pyproject(git.repo)
+    build_files = {name: read_file(git.repo, name) for name in project_plugins.BUILD_FILES}
+    plugin_files, unfound = plugin_modules(files, project_plugins.declared_plugins(build_files))
     return Survey(
         counts,
         markers,
@@ -217,7 +254,29 @@ def survey_repo(git: Git) -> Survey:
         generated=generated_by_backend(pyproject),
         install=install_command(git.repo, pyproject),
         xfails=_xfails(git.repo, tests),
+        plugin_files=plugin_files,
+        unfound_plugins=unfound,
     )
+
+
+def plugin_modules(
+    files: Iterable[str], declared: Iterable[tuple[str, str]]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The repository files that hold the modules of the declared pytest plugins (under
+    any source folder: `src/pkg/plugin.py` holds `pkg.plugin`), and each declaration
+    (`name = target`) whose module no file holds."""
+    files = list(files)
+    found: list[str] = []
+    unfound = []
+    for name, target in sorted(declared):
+        module = target.split(":", 1)[0].strip().replace(".", "/")
+        tails = (f"{module}.py", f"{module}/__init__.py")
+        hits = [f for f in files if any(f == t or f.endswith(f"/{t}") for t in tails)]
+        if hits:
+            found += hits
+        else:
+            unfound.append(f"{name} = {target}")
+    return tuple(dict.fromkeys(found)), tuple(unfound)
 
 
 def _xfails(root: Path, tests: Iterable[str]) -> dict[str, tuple[Xfail, ...]]:
@@ -234,67 +293,6 @@ def _xfails(root: Path, tests: Iterable[str]) -> dict[str, tuple[Xfail, ...]]:
     return found
 
 
-def _pyproject(root: Path) -> dict[str, Any]:
-    raw = read_file(root, "pyproject.toml")
-    try:
-        return tomllib.loads(raw.decode("utf-8")) if raw else {}
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return {}
-
-
-def _table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
-    for key in keys:
-        value = data.get(key)
-        if not isinstance(value, Mapping):
-            return {}
-        data = value
-    return data
-
-
-def generated_by_backend(pyproject: Mapping[str, Any]) -> tuple[str, ...]:
-    """The version files setuptools-scm and hatch-vcs write at install time."""
-    found = []
-    scm = _table(pyproject, "tool", "setuptools_scm")
-    found += [scm.get("version_file"), scm.get("write_to")]
-    vcs_hook = _table(pyproject, "tool", "hatch", "build", "hooks", "vcs")
-    found += [vcs_hook.get("version-file"), vcs_hook.get("version_file")]
-    raw_options = _table(pyproject, "tool", "hatch", "version", "raw-options")
-    found += [raw_options.get("version_file"), raw_options.get("write_to")]
-    return tuple(dict.fromkeys(f for f in found if isinstance(f, str) and _safe_path(f)))
-
-
-def _safe_path(path: str) -> bool:
-    parts = PurePosixPath(path).parts
-    return bool(parts) and not path.startswith("/") and ".." not in parts and _is_utf8(path)
-
-
-TEST_EXTRAS = ("test", "tests", "testing", "dev")
-REQUIREMENT_FILES = (
-    "requirements-test.txt",
-    "requirements-tests.txt",
-    "test-requirements.txt",
-    "requirements/test.txt",
-    "requirements/tests.txt",
-    "requirements-dev.txt",
-    "dev-requirements.txt",
-    "requirements/dev.txt",
-)
-EDIT_ME = "  # andgate init: edit this line to install your test dependencies"
-
-
-def install_command(root: Path, pyproject: Mapping[str, Any]) -> str:
-    """The project and its test dependencies, from its extras or requirements
-    files; a marked line to edit when neither names them."""
-    extras = _table(pyproject, "project", "optional-dependencies")
-    extra = next((e for e in TEST_EXTRAS if e in extras), None)
-    if extra is not None:
-        return f'python -m pip install -e ".[{extra}]"'
-    requirements = next((r for r in REQUIREMENT_FILES if (root / r).is_file()), None)
-    if requirements is not None:
-        return f"python -m pip install -e . -r {requirements}"
-    return f"python -m pip install -e . pytest{EDIT_ME}"
-
-
 def _repo_files(git: Git) -> list[str]:
     """Tracked files and untracked ones git does not ignore, outside virtualenvs
     (a `.venv/` the project's .gitignore does not name holds other packages' tests)."""
@@ -308,14 +306,6 @@ def _in_environment(path: PurePosixPath, envs: set[PurePosixPath]) -> bool:
     if any(part in ENVIRONMENT_PARTS for part in path.parts[:-1]):
         return True
     return any(env in path.parents for env in envs)
-
-
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _is_test_module(name: str) -> bool:
@@ -363,12 +353,22 @@ def _commented(lines: list[str]) -> str:
     return "".join(f"    # {line}".rstrip() + "\n" for line in lines)
 
 
+# The glob of the repository's top folder: its test modules at any depth (gitignore
+# semantics), never "*.py", which would make every Python file, production too, an oracle.
+TOP_FOLDER_GLOBS = ("test_*.py", "*_test.py")
+
+
+def folder_globs(folder: str) -> list[str]:
+    """The oracle globs of a test folder: everything under it; the top folder's test modules."""
+    return list(TOP_FOLDER_GLOBS) if folder == "." else [f"{folder}/**/*.py"]
+
+
 def _glob_lines(folders: dict[str, int]) -> list[str]:
-    globs = {folder: "*.py" if folder == "." else f"{folder}/**/*.py" for folder in folders}
-    width = max(len(g) for g in globs.values()) + 4
+    values = {folder: _yaml_list(folder_globs(folder)) for folder in folders}
+    width = max(len(v) for v in values.values())
     lines = []
     for folder, count in list(folders.items())[:MAX_SUGGESTED_FOLDERS]:
-        value = _yaml_list([globs[folder]])
+        value = values[folder]
         lines.append(f"  globs: {value:<{width}}  # {plural(count, 'test file')}")
     if len(folders) > MAX_SUGGESTED_FOLDERS:
         lines.append(f"  ... and {len(folders) - MAX_SUGGESTED_FOLDERS} more test folders")
@@ -434,7 +434,26 @@ def manifest_text(layout: Layout, survey: Survey) -> str:
         oracle_globs=_proposed_oracle_globs(layout, survey),
         xfail_note=_commented(xfail_note(survey)),
         generated_files=_yaml_list(survey.generated),
+        production_scan=production_scan_text(survey),
     )
+
+
+PLUGIN_CONSTRUCTS = "[pytest_plugin, harness_reference]"
+
+
+def production_scan_text(survey: Survey) -> str:
+    """For a project that is a pytest plugin: its hooks and `import pytest`, allowed in
+    the modules its build files declare (docs/pytest-plugin-projects.md)."""
+    lines = [
+        "# This project declares pytest plugins (pytest11 entry points): their hooks and",
+        "# `import pytest` are production code that the scan flags (pytest_plugin,",
+        "# harness_reference) in every change that adds one, except where allowed here:",
+        "# the declared modules. A hook added anywhere else is still flagged.",
+        "production_scan:",
+        "  allow:",
+        *(f"    {yaml_string(f)}: {PLUGIN_CONSTRUCTS}" for f in survey.plugin_files),
+    ]
+    return "\n".join(lines) + "\n" if survey.plugin_files else ""
 
 
 def _proposed_oracle_globs(layout: Layout, survey: Survey) -> str:
@@ -476,9 +495,13 @@ def xfail_note(survey: Survey) -> list[str]:
 
 
 def _folder_globs(folders: dict[str, int]) -> list[str]:
-    """One glob per top-most test folder (a folder's glob covers its subfolders)."""
-    tops = [d for d in folders if not any(o != d and is_under(d, o) for o in folders)]
-    return ["*.py" if d == "." else f"{d}/**/*.py" for d in tops]
+    """The globs of each top-most test folder (a folder's glob covers its subfolders)."""
+    tops = [d for d in folders if not any(o != d and _holds(o, d) for o in folders)]
+    return [glob for d in tops for glob in folder_globs(d)]
+
+
+def _holds(folder: str, other: str) -> bool:
+    return folder == "." or is_under(other, folder)
 
 
 def _report(
@@ -495,6 +518,16 @@ def _report(
     lines += [f"could not read {name}; its markers are not suggested" for name in survey.unreadable]
     if survey.generated:
         lines.append(f"generated files (generated_files): {', '.join(survey.generated)}")
+    if survey.plugin_files:
+        lines.append(
+            f"pytest plugin modules, their hooks allowed (production_scan.allow): "
+            f"{', '.join(survey.plugin_files)}"
+        )
+    lines += [
+        f"pytest plugin {plugin}: no file of this repository holds its module; allow its "
+        "hooks where they live under production_scan.allow (docs/pytest-plugin-projects.md)"
+        for plugin in survey.unfound_plugins
+    ]
     if survey.xfails:
         lines.append(
             f"not proposed as oracles, {plural(len(survey.xfails), 'test file')} with xfail "

@@ -55,6 +55,7 @@ known_bad_dir: {known_bad_dir}
 owners: []
 # Empty: every changed file that is neither a test nor a trust-root file is production.
 production_globs: []
+{production_scan}\
 # sha256 of every file under fixtures_dir; `andgate lock update` writes it.
 lock_file: {lock_file}
 fixtures_dir: {fixtures_dir}

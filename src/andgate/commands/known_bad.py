@@ -22,6 +22,7 @@ Candidates go to a proposals folder, never into `known_bad_dir`. Exit codes:
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -30,7 +31,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from andgate.check.cache import default_cache_dir
 from andgate.check.discrimination.mutate import Mutant, mutants_of
+from andgate.commands import options
 from andgate.commands.common import plural, table, target_pool
 from andgate.commands.harvest import (
     Fate,
@@ -46,7 +49,7 @@ from andgate.commands.harvest import (
 )
 from andgate.commands.known_bad_session import Session, open_session, oracle_replayer, tree_name
 from andgate.errors import AndgateError
-from andgate.exitcodes import HarvestExit, MutantsExit
+from andgate.exitcodes import Exit
 from andgate.process.run import run_parallel
 from andgate.records import ReplayStatus
 from andgate.trust.paths import matching
@@ -105,7 +108,7 @@ def run_harvest(
     summary = HarvestSummary(session, since_sha, limit, budget, scanned, results, seconds)
     _write_harvest(summary)
     print(summary.render_text(), end="")
-    return HarvestExit.DONE
+    return Exit.OK
 
 
 def _harvest_tasks(
@@ -333,7 +336,7 @@ def run_mutants(
     if write:
         _write_mutants(summary, chosen)
     print(summary.render_text(chosen), end="")
-    return MutantsExit.DONE
+    return Exit.OK
 
 
 def _mutants_at_head(session: Session, globs: Sequence[str]) -> list[Mutant]:
@@ -486,3 +489,108 @@ def _md_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]
 
 def _json(payload: dict[str, Any]) -> bytes:
     return (json.dumps(payload, indent=2, sort_keys=False) + "\n").encode("utf-8")
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Find where known-bad fixtures come from, on the working tree as it is (uncommitted "
+        "edits included; --rev for a commit) in temporary worktrees. Candidates go to a "
+        "proposals folder, never into known_bad_dir. Exit 0 done, 2 could not run."
+    )
+    actions = parser.add_subparsers(dest="known_bad_command", metavar="ACTION", required=True)
+    harvest = actions.add_parser(
+        "harvest",
+        help="revert past production changes on HEAD; propose those the oracle kills",
+        description="Walk the history for commits that changed production code, revert "
+        "each one's production diff on HEAD (three-way; only what applies cleanly) and run "
+        "the oracle class against it. Reverts the oracle kills are written as candidate "
+        "fixtures, with a report that also lists the fixes the oracle misses. Exit 0 "
+        "done, 2 could not run.",
+    )
+    harvest.add_argument(
+        "--since", metavar="REV", help="walk only commits after REV (default: all history)"
+    )
+    harvest.add_argument(
+        "--limit",
+        type=options.positive_int,
+        default=DEFAULT_LIMIT,
+        metavar="N",
+        help=f"at most N commits that changed production code (default: {DEFAULT_LIMIT})",
+    )
+    mutants = actions.add_parser(
+        "mutants",
+        help="mutate production functions; report where the oracle class is blind",
+        description="Small mutants of HEAD's production functions (comparisons, and/or, "
+        "not, constants, returns, removed statements), each run against the oracle "
+        "class; report per file and function how many survive. Exit 0 done, 2 could "
+        "not run.",
+    )
+    mutants.add_argument(
+        "--paths",
+        nargs="+",
+        default=[],
+        metavar="GLOB",
+        help="production files to mutate (gitignore-style globs; default: all)",
+    )
+    mutants.add_argument(
+        "--write",
+        type=options.count,
+        default=0,
+        metavar="N",
+        help="write the N most useful killed mutants as candidate fixtures (default: 0)",
+    )
+    for action, handler in ((harvest, _harvest), (mutants, _mutants)):
+        _add_common_options(action)
+        options.handled_by(action, handler)
+
+
+def _add_common_options(action: argparse.ArgumentParser) -> None:
+    options.add_repo(action)
+    options.add_rev(action)
+    options.add_manifest(action)
+    action.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="proposals folder (default: artifacts/known_bad_proposals/ in the repo; never "
+        "inside known_bad_dir)",
+    )
+    action.add_argument(
+        "--budget",
+        type=options.positive_float,
+        default=DEFAULT_BUDGET,
+        metavar="S",
+        help="time budget in seconds; what is left undone is reported "
+        f"(default: {DEFAULT_BUDGET:.0f})",
+    )
+    options.add_jobs(action)
+    options.add_timeout(action, default=PROCESS_TIMEOUT)
+    options.add_no_cache(
+        action,
+        "neither read nor write andgate's cache (remembered killers and, for harvest, "
+        "reverts the oracle class let through)",
+    )
+
+
+def _harvest(args: argparse.Namespace) -> int:
+    return run_harvest(args.repo, since=args.since, limit=args.limit, **_common(args))
+
+
+def _mutants(args: argparse.Namespace) -> int:
+    return run_mutants(args.repo, paths=tuple(args.paths), write=args.write, **_common(args))
+
+
+def _common(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "manifest": args.manifest,
+        "out": args.out,
+        "budget": args.budget,
+        "jobs": args.jobs,
+        "timeout": args.timeout,
+        "rev": args.rev,
+        "cache_dir": None if args.no_cache else default_cache_dir(),
+    }

@@ -18,12 +18,14 @@ Exit codes: 0 the lock matches (or was written), 1 mismatch, 2 could not run.
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import replace
 from pathlib import Path
 
+from andgate.commands import options
 from andgate.commands.common import open_repo, plural, read_file, worktree_manifest, write_atomic
 from andgate.errors import AndgateError, BadInput
-from andgate.exitcodes import LockExit
+from andgate.exitcodes import Exit
 from andgate.git import Git, decode_path
 from andgate.records import LockFacts
 from andgate.trust import locks
@@ -31,7 +33,6 @@ from andgate.trust.config import load_manifest_at
 from andgate.trust.manifest import Manifest
 from andgate.trust.paths import is_under
 
-EXIT_MATCH, EXIT_MISMATCH = LockExit.MATCH, LockExit.MISMATCH
 # Said on every first line, as by every maintainer command: what was looked at.
 WHERE = "; the working tree, uncommitted files included"
 
@@ -64,7 +65,7 @@ def _report_verify(config: Manifest, facts: LockFacts, files: int, where: str, f
             f"andgate lock verify: {config.lock_file} matches "
             f"{plural(files, 'file')} under {config.fixtures_dir}{where}"
         )
-        return EXIT_MATCH
+        return Exit.OK
     print(f"andgate lock verify: {config.lock_file} does not match {config.fixtures_dir}{where}:")
     for line in _difference(facts):
         print(f"  {line}")
@@ -72,7 +73,7 @@ def _report_verify(config: Manifest, facts: LockFacts, files: int, where: str, f
         f"If the fixtures changed on purpose, {fix}; committing "
         "fixtures or the lock needs an owner's approval (check: ORACLE_AUTHORSHIP)."
     )
-    return EXIT_MISMATCH
+    return Exit.BLOCK
 
 
 def committed_fixtures(git: Git, commit: str, fixtures_dir: str) -> list[str]:
@@ -101,7 +102,7 @@ def run_lock_update(repo: Path, *, manifest: str, rev: str | None = None) -> int
             f"andgate lock update: {config.lock_file} is up to date "
             f"({plural(len(actual), 'file')} under {config.fixtures_dir}){WHERE}"
         )
-        return EXIT_MATCH
+        return Exit.OK
     old = locks.parse_lock(old_text, config.lock_file)
     facts = locks.compare(old, actual, config.fixtures_dir)
     write_atomic(git.repo / config.lock_file, new_text, repo=git.repo)
@@ -111,7 +112,7 @@ def run_lock_update(repo: Path, *, manifest: str, rev: str | None = None) -> int
     )
     for line in _difference(replace(facts, problems=())):
         print(f"  {line}")
-    return EXIT_MATCH
+    return Exit.OK
 
 
 def fixture_digests(git: Git, fixtures_dir: str) -> dict[str, str]:
@@ -152,3 +153,36 @@ def _difference(facts: LockFacts) -> list[str]:
     lines += [f"changed  {p} (sha256 differs from the lock)" for p in facts.changed]
     lines += [f"problem  {p}" for p in facts.problems]
     return lines
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "The fixture lock pins the sha256 of every file under fixtures_dir (sha256sum "
+        "format). Both commands use the working tree (verify --rev: a commit's lock and "
+        "fixtures). Exit 0 match, 1 mismatch, 2 could not run."
+    )
+    actions = parser.add_subparsers(dest="lock_command", metavar="ACTION", required=True)
+    for name, text, handler in (
+        ("verify", "list fixture files added, removed or changed since the lock", _verify),
+        ("update", "rewrite the lock from the fixture files (sorted, deterministic)", _update),
+    ):
+        action = actions.add_parser(name, help=text, description=f"{text[0].upper()}{text[1:]}.")
+        options.add_repo(action)
+        options.add_manifest(action)
+        options.add_rev(
+            action,
+            "verify: check this commit's lock against its committed fixtures (default: the "
+            "working tree); update refuses it: it writes the working tree's lock",
+        )
+        options.handled_by(action, handler)
+
+
+def _verify(args: argparse.Namespace) -> int:
+    return run_lock_verify(args.repo, manifest=args.manifest, rev=args.rev)
+
+
+def _update(args: argparse.Namespace) -> int:
+    return run_lock_update(args.repo, manifest=args.manifest, rev=args.rev)

@@ -17,6 +17,7 @@ oracle class cannot be replayed), 3 no fixture at all.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -25,6 +26,7 @@ from pathlib import Path
 from andgate.check.oracle.phase import judged_against_itself
 from andgate.check.oracle.replay import replay_fixture
 from andgate.check.plan.trees import Plan
+from andgate.commands import options
 from andgate.commands.common import (
     Target,
     generated_notes,
@@ -35,19 +37,13 @@ from andgate.commands.common import (
     table,
     target_pool,
 )
-from andgate.exitcodes import ReplayExit
+from andgate.exitcodes import Exit
 from andgate.process.requests import DEFAULT_TIMEOUT, RunRequest
 from andgate.process.results import RunResult
 from andgate.process.run import run_parallel, run_pytest
 from andgate.process.worktree import WorktreePool
 from andgate.records import Outcome, ReplayFacts, ReplayStatus, Role
 from andgate.trust.config import BaseConfig
-
-EXIT_OK, EXIT_FAILED, EXIT_NO_FIXTURES = (
-    ReplayExit.EVERY_FIXTURE_BIT,
-    ReplayExit.FAILED,
-    ReplayExit.NO_FIXTURES,
-)
 
 
 @dataclass(frozen=True)
@@ -77,7 +73,7 @@ def run_replay_known_bad(
             f"andgate replay-known-bad: no *.patch fixture under {folder}; "
             f"add one (see {folder}/README.md, written by andgate init)"
         )
-        return EXIT_NO_FIXTURES
+        return Exit.NO_FIXTURES
     with target_pool(target) as (scratch, pool):
         plan = head_plan(target.git, head, config, scratch)
         if not plan.trusted_oracle_files:
@@ -88,7 +84,7 @@ def run_replay_known_bad(
         baseline, replays = _replay_all(plan, target, pool, scratch, (jobs, timeout))
     print(_render(config, head, baseline, replays), end="")
     ok = baseline.error is None and not baseline.not_passing and baseline.items > 0
-    return EXIT_OK if ok and all(_bites(r) for r in replays) else EXIT_FAILED
+    return Exit.OK if ok and all(_bites(r) for r in replays) else Exit.BLOCK
 
 
 def _no_oracle(config: BaseConfig, head: str) -> int:
@@ -97,7 +93,7 @@ def _no_oracle(config: BaseConfig, head: str) -> int:
         f"classes.oracle.globs in {config.manifest.path}, so no fixture can bite; "
         "point the globs at human-owned tests"
     )
-    return EXIT_FAILED
+    return Exit.BLOCK
 
 
 def _replay_all(
@@ -210,3 +206,27 @@ def _baseline_lines(baseline: Baseline) -> list[str]:
             "",
         ]
     return []
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Apply each known-bad fixture to the working tree as it is (uncommitted edits "
+        "included; --rev for a commit), each in its own temporary worktree, and run the "
+        "oracle class (the working tree is never touched). Exit 0 every fixture bit, 1 one "
+        "stayed green or did not apply, 3 no fixtures."
+    )
+    options.add_repo(parser)
+    options.add_rev(parser)
+    options.add_manifest(parser)
+    options.add_jobs(parser)
+    options.add_timeout(parser)
+    options.handled_by(parser, _replay_known_bad)
+
+
+def _replay_known_bad(args: argparse.Namespace) -> int:
+    return run_replay_known_bad(
+        args.repo, manifest=args.manifest, jobs=args.jobs, timeout=args.timeout, rev=args.rev
+    )

@@ -113,12 +113,14 @@ class SampleRepo:
         return self.run("rev-parse", "HEAD")
 
     def diff_of(self, edits: list[tuple[str, str, str]]) -> str:
-        """Apply edits, capture `git diff`, restore the files: a real patch."""
+        """Apply edits, capture `git diff`, restore the files: a real patch, byte for
+        byte (a hunk may end in context lines that are a single space: blank lines)."""
         for rel, search, replace in edits:
             self.edit(rel, search, replace)
-        patch = self.run("diff", "--no-color", "--no-ext-diff")
+        env = git_identity_env(OWNER)
+        patch = self.git.run("diff", "--no-color", "--no-ext-diff", env=env).stdout
         self.run("checkout", "--", ".")
-        return patch + "\n"
+        return patch.decode("utf-8")
 
 
 def lock_text(root: Path) -> str:

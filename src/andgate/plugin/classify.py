@@ -14,33 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from andgate.records import TrustClass
+from andgate.records import ItemFacts, TrustClass
 
 INVARIANT_LINE = re.compile(r"^\s*#\s*INVARIANT:\s*(?P<text>.*?)\s*$")
 BULLET_LINE = re.compile(r"^\s*-\s+(?P<text>.*?)\s*$")
-
-
-@dataclass(frozen=True, slots=True)
-class ItemFacts:
-    """What pytest collection tells us about one item (slotted: a check holds
-    several per collected item)."""
-
-    nodeid: str
-    path: str
-    name: str
-    markers: frozenset[str] = frozenset()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "nodeid": self.nodeid,
-            "path": self.path,
-            "name": self.name,
-            "markers": sorted(self.markers),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ItemFacts:
-        return cls(data["nodeid"], data["path"], data["name"], frozenset(data["markers"]))
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from typing import Any
 import pytest
 
 from andgate.plugin import isolation, redirect
-from andgate.plugin.classify import ItemFacts, Rules, classify_item
+from andgate.plugin.classify import Rules, classify_item
 from andgate.plugin.item_reports import (
     failure_summary,
     is_subtest,
@@ -56,7 +56,7 @@ from andgate.plugin.item_reports import (
     xfail_mark,
 )
 from andgate.plugin.shard import owns
-from andgate.records import XDIST_COLLECTIONS_DIFFER, Role, TrustClass
+from andgate.records import XDIST_COLLECTIONS_DIFFER, ItemFacts, Role, TrustClass
 
 RESULTS_SCHEMA = "andgate.results/1"
 RECORDER_KEY = pytest.StashKey["Recorder"]()

@@ -11,6 +11,9 @@ exists in the worktree is rewritten to that counterpart: `/repo/src` becomes
 pytest itself) have no counterpart and are left alone. A copy installed in
 site-packages is shadowed by putting the worktree's folders for the project's
 import names (found by the gate, `andgate.process.installed`) first on `sys.path`.
+The same folders go first on `PYTHONPATH`, so a Python process a test starts (a CLI
+run as `python -m pkg`, pytester's `runpytest_subprocess`) imports the worktree's
+project too, not the checkout (where a known-bad fixture was never applied) or the copy.
 
 `foreign_modules` is the check that follows: a module the process imported
 from the checkout, or a project module imported from anywhere but the
@@ -84,14 +87,26 @@ def _remap_value(value: Any, remap: Remap) -> Any:
     return value
 
 
-def _remap_mappings(namespace: Mapping[str, Any], remap: Remap) -> None:
-    """Rewrite, in place, every dict of the namespace that maps names to paths."""
+def _remap_mappings(namespace: Mapping[str, Any], remap: Remap) -> list[str]:
+    """Rewrite, in place, every dict of the namespace that maps names to paths; the
+    folders that hold the top-level packages and modules it now maps to the worktree."""
+    folders = []
     for name, value in list(namespace.items()):
         if name.startswith("__"):
             continue  # __builtins__, __dict__: never a finder's mapping
         if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
             for key, path in list(value.items()):
                 value[key] = _remap_value(path, remap)
+                if "." not in key and isinstance(path, str) and value[key] != path:
+                    folders.append(_import_folder(value[key]))
+    return folders
+
+
+def _import_folder(path: str) -> str:
+    """The `sys.path` folder of a package (its folder or `__init__.py`) or a module."""
+    if os.path.basename(path) == "__init__.py":
+        path = os.path.dirname(path)
+    return os.path.dirname(path)
 
 
 def _finder_namespaces(finder: object) -> Iterable[Mapping[str, Any]]:
@@ -107,21 +122,35 @@ def _finder_namespaces(finder: object) -> Iterable[Mapping[str, Any]]:
 def apply(checkout: str, worktree: str, roots: Iterable[str] = ()) -> None:
     """Point `sys.path`, editable finders and the project's roots at the worktree."""
     remap = remapper(checkout, worktree)
+    # Where this process now imports the project from instead of the checkout or a copy.
+    redirected = [q for q in map(remap, sys.path) if q]
     sys.path[:] = [remap(p) or p for p in sys.path]
     for finder in list(sys.meta_path):
         owner = finder if isinstance(finder, type) else type(finder)
         if getattr(owner, "__module__", "") in STDLIB_FINDERS:
             continue
         for namespace in _finder_namespaces(finder):
-            _remap_mappings(namespace, remap)
+            redirected += _remap_mappings(namespace, remap)
     front = [os.path.join(worktree, r) if r != "." else worktree for r in roots]
     sys.path[:0] = [p for p in front if p not in sys.path[:1]]
+    _export_to_children([*front, *redirected], remap)
     audited = _AUDITED.setdefault((checkout, worktree), {})
     for name, module in list(sys.modules.items()):
         if _from_checkout(name, module, remap, audited):
             del sys.modules[name]  # imported from the checkout before we got here
     sys.path_importer_cache.clear()
     importlib.invalidate_caches()
+
+
+def _export_to_children(folders: list[str], remap: Remap) -> None:
+    """PYTHONPATH for the processes the tests start: the project's folders in this
+    worktree first (ahead of an editable install's `.pth` entries and finders, which
+    Python consults after it, and of an installed copy), then the user's entries,
+    those in the checkout pointing here. Idempotent: an xdist worker inherits it."""
+    given = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    paths = list(dict.fromkeys([*folders, *(remap(p) or p for p in given)]))
+    if paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join(paths)
 
 
 def foreign_modules(

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from andgate.plugin.classify import ItemFacts
 from andgate.process.argv import EXIT_CANNOT_IMPORT
 from andgate.records import (
     ClassFacts,
+    ItemFacts,
     ItemResult,
     Outcome,
     Role,

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from andgate.check.property.seeds import seeds_payload
 from andgate.records import PropertyFacts, ReplayStatus
 from andgate.report import html as htmlreport
 from andgate.report.context import ReportContext, json_bytes, verdict_payload
@@ -109,6 +108,23 @@ class SeedsJson:
     def render(self, ctx: ReportContext) -> bytes:
         facts = ctx.property or PropertyFacts()
         return json_bytes(seeds_payload(facts, ctx.property_seed))
+
+
+def seeds_payload(facts: PropertyFacts, hypothesis_seed: int | None) -> dict[str, Any]:
+    """property_seeds.json: per property file, per item, the seeds it ran with."""
+    files = {
+        path: {nodeid: list(facts.seeds.get(nodeid, ())) for nodeid in nodeids}
+        for path, nodeids in sorted(facts.files.items())
+    }
+    return {
+        "schema": "andgate.property_seeds/1",
+        "hypothesis_seed": hypothesis_seed,
+        "reproduce": None if hypothesis_seed is None else f"--hypothesis-seed={hypothesis_seed}",
+        "files": files,
+        "unseeded_files": [
+            p for p, ids in sorted(facts.files.items()) if not any(facts.seeds.get(n) for n in ids)
+        ],
+    }
 
 
 class KnownBadJson:

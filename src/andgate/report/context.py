@@ -9,8 +9,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from andgate.check.inventory.items import Record
-from andgate.records import Bit, ChangeFacts, DiscriminationFacts, PropertyFacts, ReplayFacts
+from andgate.records import (
+    Bit,
+    ChangeFacts,
+    DiscriminationFacts,
+    InventoryRecord,
+    PropertyFacts,
+    ReplayFacts,
+)
 from andgate.verdict import SCHEMA, Verdict
 
 
@@ -20,7 +26,7 @@ class ReportContext:
     base: str | None
     head: str | None
     today: dt.date
-    inventory: Sequence[Record] = ()
+    inventory: Sequence[InventoryRecord] = ()
     replays: Sequence[ReplayFacts] = ()
     property: PropertyFacts | None = None
     property_seed: int | None = None

@@ -10,30 +10,12 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from andgate.plugin.classify import ItemFacts, freeze_keys, path_stem
+from andgate.plugin.classify import freeze_keys, path_stem
 from andgate.process.results import RunResult
-from andgate.records import TrustClass
+from andgate.records import InventoryRecord, TrustClass
 
 COUNT_KEYS = tuple(c.value for c in TrustClass)
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    facts: ItemFacts
-    cls: str
-    why: str
-    outcome: str | None
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "nodeid": self.facts.nodeid,
-            "file": self.facts.path,
-            "class": self.cls,
-            "why": self.why,
-            "outcome": self.outcome,
-        }
 
 
 def build_inventory(
@@ -41,24 +23,24 @@ def build_inventory(
     oracle: RunResult | None,
     prop: RunResult | None,
     flake: RunResult | None,
-) -> list[Record]:
-    records: dict[str, Record] = {}
+) -> list[InventoryRecord]:
+    records: dict[str, InventoryRecord] = {}
     if untrusted:
         for item in untrusted.items:
             outcome = (
                 untrusted.outcome(item.facts.nodeid).value if item.cls == "untrusted" else None
             )
-            records[item.facts.nodeid] = Record(item.facts, item.cls, item.why, outcome)
+            records[item.facts.nodeid] = InventoryRecord(item.facts, item.cls, item.why, outcome)
     for run, cls in ((oracle, "oracle"), (prop, "property"), (flake, "frozen_flake")):
         if not run:
             continue
         for item in run.selected(cls):
             outcome = run.outcome(item.facts.nodeid).value
-            records[item.facts.nodeid] = Record(item.facts, item.cls, item.why, outcome)
+            records[item.facts.nodeid] = InventoryRecord(item.facts, item.cls, item.why, outcome)
     return sorted(records.values(), key=lambda r: r.facts.nodeid)
 
 
-def oracle_holders(records: Iterable[Record], base_oracle: RunResult | None) -> set[str]:
+def oracle_holders(records: Iterable[InventoryRecord], base_oracle: RunResult | None) -> set[str]:
     """Files that held an oracle item on head or on base (for oracle markers)."""
     holders = {r.facts.path for r in records if r.cls == TrustClass.ORACLE}
     if base_oracle is not None:
@@ -66,12 +48,12 @@ def oracle_holders(records: Iterable[Record], base_oracle: RunResult | None) -> 
     return holders
 
 
-def counts(records: Iterable[Record]) -> dict[str, int]:
+def counts(records: Iterable[InventoryRecord]) -> dict[str, int]:
     tally = Counter(r.cls for r in records)
     return {key: tally.get(key, 0) for key in COUNT_KEYS}
 
 
-def ineffective_freezes(freeze_ids: Iterable[str], records: list[Record]) -> list[str]:
+def ineffective_freezes(freeze_ids: Iterable[str], records: list[InventoryRecord]) -> list[str]:
     """Live freezes that freeze nothing, with why (FREEZE_INEFFECTIVE warnings)."""
     freeze_ids = list(freeze_ids)
     if not freeze_ids:
@@ -90,7 +72,7 @@ def ineffective_freezes(freeze_ids: Iterable[str], records: list[Record]) -> lis
     return out
 
 
-def _classes_by_freeze_key(records: Iterable[Record]) -> dict[str, set[str]]:
+def _classes_by_freeze_key(records: Iterable[InventoryRecord]) -> dict[str, set[str]]:
     """Every id a freeze can name an item by -> the classes of the items it names.
 
     One pass over the records instead of one per freeze (freezes x items calls of

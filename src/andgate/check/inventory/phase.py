@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from andgate.check.inventory.items import (
-    Record,
     build_inventory,
     ineffective_freezes,
     oracle_holders,
@@ -17,7 +16,7 @@ from andgate.check.inventory.items import (
 from andgate.check.production.phase import ScanResult, with_installed_hooks, with_unscanned_imports
 from andgate.check.state import CheckState, RunName
 from andgate.git import Change
-from andgate.records import ChangeFacts, FreezeFacts
+from andgate.records import ChangeFacts, FreezeFacts, InventoryRecord
 from andgate.trust.authorship import adopting, oracle_file_rule, sort_changes
 from andgate.trust.config import BaseConfig
 from andgate.trust.freeze import freeze_facts
@@ -29,7 +28,7 @@ class InventoryOutcome:
     """Each item with its class and outcome, the changed files sorted by who may
     change them, and the freezes' facts."""
 
-    inventory: list[Record]
+    inventory: list[InventoryRecord]
     changes: ChangeFacts
     freezes: FreezeFacts
 

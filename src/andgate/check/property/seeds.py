@@ -9,7 +9,6 @@ parametrised property into one skipped item and a green suite.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from andgate.process.results import RunResult, collection_error_lines
 from andgate.records import ItemResult, PropertyFacts
@@ -51,20 +50,3 @@ def property_facts(
         required=required,
         empty_because=empty_because,
     )
-
-
-def seeds_payload(facts: PropertyFacts, hypothesis_seed: int | None) -> dict[str, Any]:
-    """property_seeds.json: per property file, per item, the seeds it ran with."""
-    files = {
-        path: {nodeid: list(facts.seeds.get(nodeid, ())) for nodeid in nodeids}
-        for path, nodeids in sorted(facts.files.items())
-    }
-    return {
-        "schema": "andgate.property_seeds/1",
-        "hypothesis_seed": hypothesis_seed,
-        "reproduce": None if hypothesis_seed is None else f"--hypothesis-seed={hypothesis_seed}",
-        "files": files,
-        "unseeded_files": [
-            p for p, ids in sorted(facts.files.items()) if not any(facts.seeds.get(n) for n in ids)
-        ],
-    }
