@@ -80,7 +80,8 @@ class ScanContext:
     could shadow (the standard library, installed distributions), the project's own
     packages on base and those the change moves, base's oracle files and fixtures, and
     what the author was given (base's files outside the test side, read only if a rule
-    iterates them)."""
+    iterates them, and then only once: a second rule that needs them shares the first
+    one's reading, as `hardcoded.Corpus` does)."""
 
     shadowed: Container[str] = frozenset()
     project_packages: frozenset[str] = frozenset()
