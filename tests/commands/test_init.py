@@ -589,7 +589,8 @@ def test_help(capsys):
 def test_init_github_writes_the_secure_workflow_once(make_repo, capsys):
     import yaml
 
-    from andgate.commands.init import GITHUB_WORKFLOW, github_workflow, install_command, run_init
+    from andgate.commands.init import GITHUB_WORKFLOW, github_workflow, run_init
+    from andgate.commands.init_build import install_command
 
     repo = make_repo({"README.md": "x\n"})
     assert run_init(repo.path, github=True) == 0
