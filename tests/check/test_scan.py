@@ -9,7 +9,8 @@ import textwrap
 
 import pytest
 
-from andgate.check.production.scan import FileChange, ScanFinding, scan_production
+from andgate.check.production.common import FileChange, ScanFinding
+from andgate.check.production.scan import scan_production
 from andgate.errors import ManifestError
 from andgate.records import Construct
 from andgate.trust.manifest import parse_manifest
@@ -555,7 +556,7 @@ class Outer:
 
 
 def test_the_definition_walk_finds_what_ast_walk_finds_in_the_same_order() -> None:
-    from andgate.check.production.scan import Definition, _definitions
+    from andgate.check.production.hardcoded import Definition, _definitions
 
     tree = ast.parse(NESTED_DEFINITIONS)
     everything = [n.name for n in ast.walk(tree) if isinstance(n, Definition)]

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from andgate.commands.common import snapshot_worktree
 from andgate.commands.sample import AGENT, SampleRepo, init_repo
 from andgate.errors import ManifestError
 from andgate.git import Git
@@ -113,10 +114,10 @@ def test_the_working_tree_snapshot_holds_the_edits_and_no_virtualenv(make_repo, 
     head = repo.run("rev-parse", "HEAD").strip()
     index = (repo.path / ".git/index").read_bytes()
     git = Git(repo.path)
-    assert git.snapshot_worktree(tmp_path / "index") == head  # nothing to add
+    assert snapshot_worktree(git, tmp_path / "index") == head  # nothing to add
     repo.write({"a.py": "a = 2\n", "new.py": "", ".venv/pyvenv.cfg": "", ".venv/lib/m.py": ""})
     (repo.path / "gone.py").unlink()
-    commit = git.snapshot_worktree(tmp_path / "index2")
+    commit = snapshot_worktree(git, tmp_path / "index2")
     assert commit != head and git.resolve(f"{commit}^", what="parent") == head
     assert sorted(e.path for e in git.ls_tree(commit)) == ["a.py", "new.py"]
     assert git.read_blob(commit, "a.py") == b"a = 2\n"

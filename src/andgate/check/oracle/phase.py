@@ -71,7 +71,7 @@ def run_oracle_phase(ctx: PhaseContext) -> OracleOutcome:
         # (one heavily parametrised file) would wait behind the whole collection.
         tasks.append(base_pin)
     tasks += _replay_tasks(ctx, request, plain, replays)
-    ctx.run("oracle phase", tasks)
+    ctx.run("oracle phase", tasks, counted="oracle")
     ctx.merge_class(RunName.ORACLE)
     oracle = oracle_facts(
         state.runs.get(RunName.ORACLE),
