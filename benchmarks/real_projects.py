@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import run as bench  # benchmarks/run.py: the gate wrapper, timing, stages, machine
+import yaml
 from real_history import load_loop
 from sample_repo import base_env
 
@@ -63,7 +64,6 @@ OWNER = ("alice", "alice@example.com")
 AGENT = ("agent", "agent@example.com")
 TODAY = "2026-12-05"
 MANIFEST = "tests/trust_manifest.yaml"
-KNOWN_BAD_DIR = "tests/oracles/known_bad"
 STEP_TIMEOUT = 1800
 ALLOW: tuple[str, ...] = ()
 
@@ -701,7 +701,9 @@ def known_bad_fixture(ws: Workspace) -> dict[str, str]:
     git(repo, "reset", "-q")
     git(repo, "checkout", "-q", "--", *project.fix_paths)
     name = f"kb_{project.fix[:10]}_{slug(subject)}"
-    target = repo / KNOWN_BAD_DIR / f"{name}.patch"
+    # init puts the trust folders where the layout's tests are (toolz: toolz/tests/oracles)
+    manifest = yaml.safe_load((repo / MANIFEST).read_text(encoding="utf-8"))
+    target = repo / manifest["known_bad_dir"] / f"{name}.patch"
     target.write_text(patch, encoding="utf-8")
     return {"name": name, "fix_commit": project.fix, "subject": subject}
 
