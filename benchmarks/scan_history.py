@@ -21,7 +21,8 @@ import time
 from collections import Counter
 from pathlib import PurePosixPath
 
-from andgate.check.production.scan import FileChange, ScanFinding, scan_production
+from andgate.check.production.common import FileChange, ScanFinding
+from andgate.check.production.scan import scan_production
 from andgate.trust.paths import is_test_file
 
 DOC_DIRS = frozenset({"docs", "doc"})

@@ -255,11 +255,11 @@ UNAPPROVED_ROOT = codes("TRUST_ROOT_CHANGED")
 
 TRUST_ROOT: list[Shape] = [
     Shape(
-        "oracle added",
+        # a test file the change adds under an oracle glob is its own: untrusted
+        "oracle-glob file added (the change's own test)",
         lambda r: r.write(
             {"tests/oracles/test_added_oracle.py": "def test_new():\n    assert True\n"}
         ),
-        UNAPPROVED_ORACLE,
     ),
     Shape(
         "oracle deleted",
@@ -304,8 +304,10 @@ TRUST_ROOT: list[Shape] = [
     ),
     Shape("lock deleted", lambda r: r.delete("tests/oracles/locks.sha256"), UNAPPROVED_ORACLE),
     Shape(
+        # approved head: head's fixtures replay, and an empty one proves nothing
         "known-bad fixture emptied, approved",
         lambda r: r.write({"tests/oracles/known_bad/kb_chunk_drops_tail.patch": ""}),
+        codes("KNOWN_BAD_STALE"),
         approved=True,
     ),
     Shape(

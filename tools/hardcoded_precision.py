@@ -21,14 +21,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from andgate.check.production.hardcoded import (
-    AddedLiteral,
-    OracleSource,
-    added_literals,
-    judge,
-    oracle_literals,
-)
-from andgate.check.production.scan import FileChange, LiteralKey, is_binary
+from andgate.check.production.common import FileChange, is_binary
+from andgate.check.production.hardcoded import AddedLiteral, added_literals, judge
+from andgate.check.production.literals import LiteralKey, OracleSource, oracle_literals
 from andgate.git import Git, TreeEntry
 from andgate.trust.paths import is_test_file
 

@@ -20,11 +20,11 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
-from andgate.check.production import scan
-from andgate.check.production.scan import FileChange, ScanFinding, scan_production
+from andgate.check.production.common import FileChange, ScanFinding
+from andgate.check.production.scan import FAMILIES, scan_production
 from andgate.git import Git
 from andgate.records import Construct
 from andgate.trust.paths import is_test_file
@@ -147,38 +147,23 @@ def measure(repo: Path, constructs: Sequence[Construct], limit: int | None) -> T
 
 
 def _scan(changes: list[FileChange], constructs: Sequence[Construct]) -> list[ScanFinding]:
-    """The scan's findings of `constructs` in `changes`. Only the evasion constructs'
-    own code runs (`evasion_file_findings`, `evasion_hits`, `new_constructs`, as
-    `scan_production` runs them), unless others are asked for: the whole scan over
-    thousands of commits takes an hour on a shared machine."""
+    """The scan's findings of `constructs` in `changes`, as `scan_production` finds them.
+    Unless other constructs are asked for, only the evasions' families run, without
+    their scope-walk and line rules (the evasions are file rules and plain-walk rules):
+    the whole scan over thousands of commits takes an hour on a shared machine."""
     if not changes:
         return []
-    if not set(constructs) <= set(EVASIONS):
-        found = scan_production(changes, shadowed=frozenset(), project_packages=frozenset())
-        return [f for f in found if f.construct in constructs]
-    found = []
-    for change in changes:
-        found += list(scan.evasion_file_findings(change)) + list(_evasion_code(change))
-    return [f for f in scan.unique(found) if f.construct in constructs]
-
-
-def _evasion_code(change: FileChange) -> Iterator[ScanFinding]:
-    if change.new is None or change.is_symlink or scan.is_binary(change.new):
-        return
-    if PurePosixPath(change.path).suffix not in scan.PYTHON_SUFFIXES:
-        return
-    added = scan.added_lines(change.old, change.new)
-    new_hits = _hits(change.new, change.path)
-    if added and new_hits:
-        old_hits = _hits(change.old, change.path) if change.old is not None else []
-        yield from scan.new_constructs(change.path, new_hits, old_hits, added)
-
-
-def _hits(data: bytes, path: str) -> list[scan.Hit]:
-    tree = scan.parse(data)
-    if tree is None:
-        return []
-    return scan.evasion_hits(tree, scan.decode(data), scan.Scanner(tree, path))
+    families = FAMILIES
+    if set(constructs) <= set(EVASIONS):
+        families = tuple(
+            replace(f, statement_rules=(), expression_rules=(), node_rules=(), line_rules=())
+            for f in FAMILIES
+            if f.constructs & set(EVASIONS)
+        )
+    found = scan_production(
+        changes, shadowed=frozenset(), project_packages=frozenset(), families=families
+    )
+    return [f for f in found if f.construct in constructs]
 
 
 def report(tallies: Sequence[Tally], constructs: Sequence[Construct]) -> list[str]:

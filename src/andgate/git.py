@@ -53,6 +53,12 @@ SYNTHETIC_IDENTITY = {
 WAKE = 0.2
 
 
+# Settings that make git run a program of the repository's choosing are switched off
+# for every call: hooks, and the fsmonitor hook (code under test can write the
+# repository's config while a check runs; the gate's later git calls must not run it).
+SAFE_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+
+
 def decode_path(raw: bytes) -> str:
     """git paths are bytes; surrogateescape keeps non-UTF-8 names round-trippable."""
     return raw.decode("utf-8", "surrogateescape")
@@ -125,7 +131,7 @@ class Git:
         exe = shutil.which("git")
         if exe is None:
             raise GitNotFound("git is not installed or not on PATH: install git and retry")
-        cmd = (exe, "-c", "core.hooksPath=/dev/null", "-c", "core.quotepath=false", *args)
+        cmd = (exe, *SAFE_CONFIG, "-c", "core.quotepath=false", *args)
         limit = self.timeout if timeout is None else timeout
         try:
             proc = subprocess.run(
@@ -347,13 +353,6 @@ class Git:
         raw = self.run("--no-optional-locks", "status", "--porcelain", "-z").stdout
         return [decode_path(r[3:]) for r in raw.split(b"\0") if len(r) > 3]
 
-    def _untracked_environments(self) -> list[str]:
-        """Untracked, not ignored folders holding a virtualenv (`pyvenv.cfg`)."""
-        listing = ("--others", "--exclude-standard", "--directory", "--no-empty-directory")
-        raw = self.run("ls-files", "-z", *listing).stdout
-        folders = [decode_path(p).rstrip("/") for p in raw.split(b"\0") if p.endswith(b"/")]
-        return [f for f in folders if (self.repo / f / "pyvenv.cfg").is_file()]
-
     def untracked_files(self, folders: Iterable[str] = ()) -> list[str]:
         """Files under `folders` (all when empty) that git does not track, ignored
         ones included (a generated version file is usually in .gitignore)."""
@@ -384,22 +383,6 @@ class Git:
         self.run("update-index", "-z", "--index-info", input=b"\0".join(lines) + b"\0", env=env)
         tree = self.out("write-tree", env=env)
         return self.out("commit-tree", tree, "-p", start, "-m", message, env=env)
-
-    def snapshot_worktree(self, index_file: Path) -> str:
-        """HEAD, or a commit (child of HEAD) of the working tree as it is: tracked
-        edits, deletions and untracked files git does not ignore. Built in a private
-        copy of the index, so the user's index is never touched."""
-        head = self.resolve("HEAD", what="HEAD")
-        env = {"GIT_INDEX_FILE": str(index_file), **SYNTHETIC_IDENTITY}
-        self.run("read-tree", head, env=env)
-        # A virtualenv the project's .gitignore does not name is not the project's:
-        # hashing it would take long and fill .git with objects.
-        skipped = [f":(exclude,literal){d}" for d in self._untracked_environments()]
-        self.run("add", "-A", "--", ".", *skipped, env=env)
-        tree = self.out("write-tree", env=env)
-        if tree == self.out("rev-parse", f"{head}^{{tree}}"):
-            return head
-        return self.out("commit-tree", tree, "-p", head, "-m", "andgate: the working tree", env=env)
 
 
 def _plain(path: str) -> bool:
@@ -489,7 +472,7 @@ class CatFile:
         exe = shutil.which("git")
         if exe is None:
             raise GitNotFound("git is not installed or not on PATH: install git and retry")
-        cmd = (exe, "-c", "core.hooksPath=/dev/null", "cat-file", option)
+        cmd = (exe, *SAFE_CONFIG, "cat-file", option)
         self.timeout = git.timeout
         self._lock = threading.Lock()
         self._buffer = bytearray()

@@ -218,6 +218,9 @@ class ChangeFacts:
     # The change adopts andgate (no configuration on base or its target branch): its
     # trust-root files are its own to add, its production files may not change.
     adopting: bool = False
+    # Test files the change adds under an oracle glob, unapproved: the change's own
+    # tests (untrusted) now, oracle files once merged or approved.
+    added_under_oracle_globs: tuple[str, ...] = ()
 
     @property
     def approved(self) -> bool:

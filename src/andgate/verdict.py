@@ -417,22 +417,42 @@ def disputed_detail(failure: str, dispute: Dispute) -> str:
 
 
 def judge_disputes(
-    facts: DisputeFacts, oracle: OracleFacts | None
+    facts: DisputeFacts, oracle: OracleFacts | None, changes: ChangeFacts | None = None
 ) -> tuple[list[Finding], tuple[DisputeOutcome, ...]]:
     """Each dispute's status, and the findings only disputes make: a malformed file
     blocks; a dispute of an item that passes or is no oracle item is DISPUTE_MOOT.
-    (ORACLE_DISPUTED for a failing item comes from `oracle_findings`.)"""
+    (ORACLE_DISPUTED for a failing item comes from `oracle_findings`.) A change that
+    writes disputes and changes no production code stopped at the dispute, as the agent
+    instructions say: its disputed oracle items pass because nothing changed, and the
+    change is ORACLE_DISPUTED (routed to the owner), never an allow."""
     found = []
     if facts.problem is not None:
         found.append(_f(Reason.ORACLE_DISPUTED, facts.problem, Bit.ORACLE))
+    stopped = _stopped_at_the_dispute(facts, changes)
     outcomes = []
     for dispute in facts.disputes:
         status, failure = _dispute_status(dispute, oracle)
+        if stopped and status is DisputeStatus.PASSES:
+            status, failure = DisputeStatus.DISPUTED, f"{dispute.nodeid} {STOPPED}"
+            found.append(_f(Reason.ORACLE_DISPUTED, disputed_detail(failure, dispute), Bit.ORACLE))
         outcomes.append(DisputeOutcome(dispute.nodeid, dispute.reason, status, failure))
         moot = _moot_detail(dispute, status, facts.path)
         if moot:
             found.append(_f(Warning_.DISPUTE_MOOT, moot))
     return found, tuple(outcomes)
+
+
+STOPPED = (
+    "passes, and the change changes no production code: it stops at the dispute (the "
+    "oracle's owner decides)"
+)
+
+
+def _stopped_at_the_dispute(facts: DisputeFacts, changes: ChangeFacts | None) -> bool:
+    """The change writes the disputes file and changes no production code."""
+    if changes is None or changes.production_paths or not facts.path:
+        return False
+    return facts.path in changes.test_paths
 
 
 def _dispute_status(dispute: Dispute, oracle: OracleFacts | None) -> tuple[DisputeStatus, str]:
@@ -518,7 +538,7 @@ def decide(facts: Facts) -> Verdict:
         findings += discrimination_findings(facts.discrimination)
     if facts.evidence is not None:
         findings += evidence_findings(facts.evidence, facts.changes)
-    dispute_found, outcomes = judge_disputes(disputes, facts.oracle)
+    dispute_found, outcomes = judge_disputes(disputes, facts.oracle, facts.changes)
     findings += dispute_found
     reasons = _disputes_first([f for f in findings if isinstance(f.code, Reason)])
     warnings = tuple(f for f in findings if isinstance(f.code, Warning_))

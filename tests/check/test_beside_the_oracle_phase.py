@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import andgate.check.pipeline
+import andgate.check.production.hardcoded
 import andgate.check.production.phase
 from andgate.commands.sample import SampleRepo
 from stories import honest_fix
@@ -48,7 +49,7 @@ def test_the_scan_ends_before_the_first_untrusted_test_runs(sample, monkeypatch,
         finally:
             trusted_done.set()
 
-    real = andgate.check.production.phase.hard_coded_answers
+    real = andgate.check.production.hardcoded.hard_coded_answers
     ended: list[float] = []
 
     def slow(*args, **kwargs):
@@ -60,7 +61,7 @@ def test_the_scan_ends_before_the_first_untrusted_test_runs(sample, monkeypatch,
             ended.append(time.time())
 
     monkeypatch.setattr(andgate.check.pipeline, "run_property_phase", property_phase)
-    monkeypatch.setattr(andgate.check.production.phase, "hard_coded_answers", slow)
+    monkeypatch.setattr(andgate.check.production.hardcoded, "hard_coded_answers", slow)
     stamp = tmp_path / "untrusted-ran-at"
     run = sample.gate(sample.change(_honest_fix_stamping(stamp)))
     assert run.codes == [] and run.verdict.decision.value == "allow"
@@ -74,7 +75,7 @@ def test_a_scan_that_fails_beside_the_oracle_phase_blocks_as_gate_error(
     def broken(*args, **kwargs):
         raise RuntimeError("scan broke")
 
-    monkeypatch.setattr(andgate.check.production.phase, "hard_coded_answers", broken)
+    monkeypatch.setattr(andgate.check.production.hardcoded, "hard_coded_answers", broken)
     stamp = tmp_path / "untrusted-ran-at"
     run = sample.gate(sample.change(_honest_fix_stamping(stamp)))
     assert run.codes == ["GATE_ERROR"]

@@ -10,12 +10,14 @@ import textwrap
 
 import pytest
 
+from andgate.check.production.common import FileChange
 from andgate.check.production.hardcoded import (
     HardCodedResult,
     hard_coded_answers,
     why_not_distinctive,
 )
-from andgate.check.production.scan import FileChange, literal_key
+from andgate.check.production.literals import literal_key
+from andgate.check.production.scan import WARNINGS, scan_production
 from andgate.records import Construct
 from andgate.verdict import authorship_findings
 
@@ -306,6 +308,38 @@ def test_production_scan_allow_lifts_it() -> None:
     )
     other = check(head, allow={"src/pkg/**": frozenset({C.HARNESS_REFERENCE})})
     assert other.answers  # another construct's allowance lifts nothing
+
+
+def test_the_scan_runs_it_beside_the_other_families() -> None:
+    """`scan_production`, the one entry point `check` calls, with base's oracles and
+    what the author was given: the answer blocks, the plain literal warns (its
+    construct is in `WARNINGS`), another family's finding stands beside them, and
+    the allow-list lifts the family's findings as any other."""
+    head = 'import pytest\n\n\ndef shout(s):\n    return "HELLO WORLD!"\n\n\ndef greet(n):\n'
+    changes = [FileChange(CORE, src(BASE), src(head + '    return "alice"\n'))]
+
+    def found(**kwargs: object) -> set[tuple[int | None, Construct]]:
+        given = [(CORE, src(BASE))]
+        scanned = scan_production(
+            changes,
+            shadowed=frozenset(),
+            project_packages=frozenset({"pkg"}),
+            given=given,
+            **kwargs,
+        )
+        return {(f.line, f.construct) for f in scanned}
+
+    oracles = {ORACLE_PATH: src(ORACLE)}
+    harness = (1, C.HARNESS_REFERENCE)
+    assert found(oracle_sources=oracles) == {
+        harness,
+        (5, C.HARD_CODED_ANSWER),
+        (9, C.ORACLE_LITERAL),
+    }
+    assert C.ORACLE_LITERAL in WARNINGS and C.HARD_CODED_ANSWER not in WARNINGS
+    assert found() == {harness}  # no oracle holds a literal
+    allow = {"src/pkg/**": frozenset({C.HARD_CODED_ANSWER, C.ORACLE_LITERAL})}
+    assert found(oracle_sources=oracles, allow=allow) == {harness}
 
 
 # -- on the sample repository, as the gate runs it --------------------------------------------

@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 
+from andgate.check.production.common import FileChange
 from andgate.check.production.hardcoded import hard_coded_answers
-from andgate.check.production.scan import FileChange
 
 ORACLE = """
 import pytest

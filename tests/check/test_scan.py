@@ -9,7 +9,8 @@ import textwrap
 
 import pytest
 
-from andgate.check.production.scan import FileChange, ScanFinding, scan_production
+from andgate.check.production.common import FileChange, ScanFinding
+from andgate.check.production.scan import scan_production
 from andgate.errors import ManifestError
 from andgate.records import Construct
 from andgate.trust.manifest import parse_manifest
@@ -188,6 +189,17 @@ def test_images_are_not_binary_findings_unless_their_bytes_lie() -> None:
     assert scan(b"\x89PNG\r\n\x1a\n\x00\x00", path="assets/logo.png") == []
     disguised = b"\xa7\r\r\n\x00\x00\x00\x00"  # bytecode named .png
     assert_only(scan(disguised, path="assets/logo.png"), (None, C.BINARY_FILE))
+
+
+def test_gettext_catalogs_are_not_binary_findings_unless_their_bytes_lie() -> None:
+    # humanize's locale/*/LC_MESSAGES/humanize.mo, compiled at install (generated_files)
+    path = "src/humanize/locale/fr_FR/LC_MESSAGES/humanize.mo"
+    assert scan(b"\xde\x12\x04\x95\x00\x00\x00\x00\x02\x00", path=path) == []
+    assert scan(b"\x95\x04\x12\xde\x00\x00\x00\x00\x00\x02", path=path) == []  # big-endian
+    pickled = b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}"  # a pickle named .mo
+    assert_only(scan(pickled, path=path), (None, C.BINARY_FILE))
+    catalog = b"\xde\x12\x04\x95\x00\x00\x00\x00"
+    assert_only(scan(catalog, path="src/pkg/table.bin"), (None, C.BINARY_FILE))
 
 
 @pytest.mark.parametrize(
@@ -544,7 +556,7 @@ class Outer:
 
 
 def test_the_definition_walk_finds_what_ast_walk_finds_in_the_same_order() -> None:
-    from andgate.check.production.scan import Definition, _definitions
+    from andgate.check.production.hardcoded import Definition, _definitions
 
     tree = ast.parse(NESTED_DEFINITIONS)
     everything = [n.name for n in ast.walk(tree) if isinstance(n, Definition)]

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from andgate.check.production.scan import FileChange, decode, scan_production
+from andgate.check.production.common import FileChange, decode
+from andgate.check.production.scan import scan_production
 from andgate.records import Construct
 from test_scan import assert_only, scan
 

@@ -20,7 +20,7 @@ from andgate.check.oracle.phase import (
     skips_to_run_on_base,
     unpinned_files,
 )
-from andgate.plugin.hooks import _missing_module, missing_modules
+from andgate.plugin.item_reports import is_missing_module, missing_modules
 from andgate.process.argv import selection_args
 from andgate.process.results import CollectedItem, RunResult, class_facts
 from andgate.records import (
@@ -280,10 +280,10 @@ def test_skips_from_importorskip_or_an_import_error_are_for_a_missing_module():
         except ImportError:
             pytest.skip("no such module")
 
-    assert _missing_module(_caught(lambda: pytest.importorskip("andgate_test_no_such_module")))
-    assert _missing_module(_caught(while_importing))
-    assert not _missing_module(_caught(lambda: pytest.skip("requires Python 4")))
-    assert not _missing_module(None)
+    assert is_missing_module(_caught(lambda: pytest.importorskip("andgate_test_no_such_module")))
+    assert is_missing_module(_caught(while_importing))
+    assert not is_missing_module(_caught(lambda: pytest.skip("requires Python 4")))
+    assert not is_missing_module(None)
     assert sys.modules.get("andgate_test_no_such_module") is None
 
 

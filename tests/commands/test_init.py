@@ -62,7 +62,7 @@ def test_scaffolds_every_file_with_strict_defaults(make_repo, capsys):
     assert (freezes.valid, freezes.invalid) == ((), ())
     assert read(repo, "tests/oracles/locks.sha256") == ""
     known_bad = read(repo, "tests/oracles/known_bad/README.md")
-    assert "git diff -- src/ > tests/oracles/known_bad/kb_short_name.patch" in known_bad
+    assert "git diff -- mypkg/core.py > tests/oracles/known_bad/kb_short_name.patch" in known_bad
     assert "andgate replay-known-bad" in known_bad
 
 
@@ -257,7 +257,8 @@ def test_adoption_walkthrough_allows_an_honest_change(make_repo, tmp_path, capsy
 
     # 1. Scaffold: the existing tests are proposed as the oracle class.
     assert main(["init", *cli]) == 0
-    assert '#   globs: ["tests/**/*.py"]' in read(repo, MANIFEST)
+    # the property folder init writes is left out of the folder glob (oracle comes first)
+    assert '#   globs: ["tests/**/*.py", "!tests/properties/**"]' in read(repo, MANIFEST)
     proposed = '    globs: ["tests/oracles/**/*.py", "tests/test_core.py", "tests/test_spread.py"]'
     assert proposed in read(repo, MANIFEST)
     repo.edit(MANIFEST, proposed, proposed.replace(', "tests/test_spread.py"', ""))
@@ -321,7 +322,10 @@ def test_the_top_folder_is_proposed_by_its_test_modules_never_every_python_file(
     few = make_repo({"sixlike.py": "", "test_sixlike.py": "", "setup.py": ""})
     assert run_init(few.path) == 0
     text = read(few, MANIFEST)
-    assert '    #   globs: ["test_*.py", "*_test.py"]  # 1 test file\n' in text
+    # and without init's own property folder, whose test modules the top glob would match
+    assert (
+        '    #   globs: ["test_*.py", "*_test.py", "!tests/properties/**"]  # 1 test file\n' in text
+    )
     assert parse_manifest(text, MANIFEST).oracle.globs == (
         "tests/oracles/**/*.py",
         "test_sixlike.py",
@@ -329,7 +333,7 @@ def test_the_top_folder_is_proposed_by_its_test_modules_never_every_python_file(
     many = make_repo({f"test_{i}.py": "" for i in range(41)} | {"mod.py": "", "pkg/x_test.py": ""})
     assert run_init(many.path) == 0
     globs = parse_manifest(read(many, MANIFEST), MANIFEST).oracle.globs
-    assert globs == ("tests/oracles/**/*.py", "test_*.py", "*_test.py")
+    assert globs == ("tests/oracles/**/*.py", "test_*.py", "*_test.py", "!tests/properties/**")
     from andgate.trust.paths import matches
 
     assert matches("test_40.py", globs) and matches("pkg/x_test.py", globs)
@@ -514,6 +518,10 @@ INSTALLS = {
         {"requirements/test.txt": "pytest\n"},
         "python -m pip install -e . -r requirements/test.txt",
     ),
+    "requirements testing (more-itertools)": (
+        {"requirements/testing.txt": "coverage\n"},
+        "python -m pip install -e . -r requirements/testing.txt",
+    ),
     "neither": ({"README.md": "x\n"}, "python -m pip install -e . pytest  # andgate init: edit"),
 }  # fmt: skip
 
@@ -585,7 +593,8 @@ def test_help(capsys):
 def test_init_github_writes_the_secure_workflow_once(make_repo, capsys):
     import yaml
 
-    from andgate.commands.init import GITHUB_WORKFLOW, github_workflow, install_command, run_init
+    from andgate.commands.init import GITHUB_WORKFLOW, github_workflow, run_init
+    from andgate.commands.init_build import install_command
 
     repo = make_repo({"README.md": "x\n"})
     assert run_init(repo.path, github=True) == 0

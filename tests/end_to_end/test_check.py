@@ -372,7 +372,9 @@ def test_an_expired_freeze_blocks_on_the_terminal_with_exit_1(sample, capsys, mo
     code = main([*argv, "--artifacts", str(artifacts)])
     out = capsys.readouterr().out
     assert code == 1, out
-    assert out.startswith("andgate: BLOCK\n  FREEZE_EXPIRED: ")
+    first, rest = out.split("\n", 1)
+    assert first == f"andgate check: base {sample.base[:12]} (--base), head {head[:12]}"
+    assert rest.startswith("andgate: BLOCK\n  FREEZE_EXPIRED: ")
     payload = json.loads((artifacts / "verdict.json").read_text(encoding="utf-8"))
     expired = [r["detail"] for r in payload["reasons"] if r["code"] == "FREEZE_EXPIRED"]
     assert expired[0].startswith("'tests/test_timing.py::test_mean_is_fast' expired on 2026-12-10")

@@ -769,7 +769,7 @@ BAD_FIXTURES: dict[str, tuple[str | bytes, str]] = {
     ),
     "stale": (
         KB_SUBTRACTS.replace("return a + b", "return a * b"),
-        "patch failed: pkg/core.py:1; regenerate the fixture against the current code",
+        "patch failed: pkg/core.py:1; refresh it for the current code: andgate known-bad refresh",
     ),
 }
 

@@ -84,8 +84,8 @@ def test_skipping_oracles_from_production_code_is_missing_on_head(sample):
 
 
 def test_deleting_an_oracle_file_or_adding_one_next_to_production_code(sample):
-    """The deleted oracle file still runs from base; the new one is oracle
-    authorship and never runs as an oracle."""
+    """The deleted oracle file still runs from base and is oracle authorship; the new
+    one is the change's own test (untrusted) and never runs as an oracle."""
     agent_oracle = (
         "from minilib import mean\n\n\ndef test_mean_runs():\n    assert mean([2]) >= 0\n"
     )
@@ -97,17 +97,17 @@ def test_deleting_an_oracle_file_or_adding_one_next_to_production_code(sample):
 
     run = sample.gate(sample.change(cheat))
     assert run.decision == "block"
-    assert sorted(run.details("ORACLE_AUTHORSHIP")) == [
-        f"tests/oracles/{name}.py changed without owner approval "
+    assert run.details("ORACLE_AUTHORSHIP") == [
+        "tests/oracles/test_math_oracle.py changed without owner approval "
         "(mixed change: production code and trust-root files together)"
-        for name in ("test_agent_oracle", "test_math_oracle")
     ]
     assert "mixed change" in run.artifact("summary.md")
     assert still_fails(run)
     # The new file never ran as an oracle: the oracle count is base's.
     assert run.payload["counts"]["oracle"] == 8
-    items = {i["nodeid"] for i in run.artifact("trust_inventory.json")["items"]}
-    assert not any(n.startswith("tests/oracles/test_agent_oracle.py") for n in items)
+    items = {i["nodeid"]: i for i in run.artifact("trust_inventory.json")["items"]}
+    added = items["tests/oracles/test_agent_oracle.py::test_mean_runs"]
+    assert (added["class"], added["outcome"]) == ("untrusted", "passed")
 
 
 # -- conftest.py and pytest configuration ------------------------------------------------------

@@ -494,7 +494,8 @@ def adopt(project: VenvProject, layout: Layout) -> str:
     repo.edit(MANIFEST, "owners: []", "owners: [alice]")
     repo.edit(MANIFEST, "require_property_class: true", "require_property_class: false")
     patch = repo.diff_of([layout.known_bad])
-    repo.write({f"tests/oracles/known_bad/kb_{layout.name}.patch": patch})
+    # where init put known_bad_dir (a flat layout's: under the package's tests, testpaths)
+    repo.write({f"{proposed.known_bad_dir}/kb_{layout.name}.patch": patch})
     done = project.andgate("lock", "update")
     assert done.returncode == 0, done.stdout + done.stderr
     done = project.andgate("doctor", "--jobs", "2")

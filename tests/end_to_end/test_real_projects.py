@@ -662,8 +662,8 @@ def test_each_phase_shows_progress_on_stderr_and_quiet_silences_it(sample, capsy
     common += ["--no-discrimination"]
     assert main(common) == 0
     err = capsys.readouterr().err
-    for phase in ("oracle phase", "property phase", "untrusted phase"):
-        assert f"andgate: {phase}:" in err
-    assert "andgate: untrusted phase: 3 of 3 (100%)" in err
+    for phase in ("oracle", "property", "untrusted"):
+        assert f"andgate: {phase} phase, {phase} items:" in err
+    assert "andgate: untrusted phase, untrusted items: 2 of 2 (100%)" in err
     assert main([*common, "--quiet"]) == 0
     assert "phase" not in capsys.readouterr().err

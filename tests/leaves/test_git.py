@@ -302,3 +302,25 @@ def test_a_blobs_id_is_the_one_git_gives_it(tmp_path, object_format):
     ).stdout.strip()
     assert blob_id(data, given) == given
     assert blob_id(data + b"!", given) != given
+
+
+def test_no_git_call_runs_a_program_the_repositorys_config_names(tmp_path):
+    """Code under test can write the repository's config while a check runs: the
+    gate's later git calls must not run its fsmonitor hook or its git hooks."""
+    (tmp_path / "repo").mkdir()
+    repo, _ = _repo_with_files(tmp_path / "repo", {"a.py": b"x = 1\n"})
+    marker = tmp_path / "ran"
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "post-checkout").symlink_to(hook)
+    for key, value in (("core.fsmonitor", str(hook)), ("core.hooksPath", str(hooks))):
+        subprocess.run(["git", "config", key, value], cwd=repo.repo, check=True)
+    (repo.repo / "a.py").write_text("x = 2\n")
+    repo.run("status", "--porcelain")
+    repo.run("checkout", "--", "a.py")
+    with repo.reading():
+        repo.read_blob("HEAD", "a.py")
+    assert not marker.exists()

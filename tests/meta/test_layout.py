@@ -22,7 +22,15 @@ STAGES = frozenset(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_f
 LEAVES = frozenset(p.stem for p in PACKAGE.glob("*.py") if not p.stem.startswith("__"))
 FOLDERS = STAGES | {"leaves", "end_to_end", "meta"}
 HELPERS = frozenset(
-    {"conftest.py", "harness.py", "stories.py", "shapes.py", "fake_github.py", "verdict_facts.py"}
+    {
+        "conftest.py",
+        "harness.py",
+        "stories.py",
+        "shapes.py",
+        "fake_github.py",
+        "verdict_facts.py",
+        "flat.py",
+    }
 )
 DATA = frozenset({"golden", "resources"})
 SKIP = frozenset({"__pycache__"})

@@ -222,7 +222,7 @@ def test_under_xdist_the_controller_names_the_item_a_worker_is_stuck_in(tmp_path
 def test_the_running_items_are_kept_in_a_map_the_stall_watch_reads(tmp_path):
     """The plugin's side (`RunningItems`: the controller of xdist sees several items
     running at once) and the gate's (`StallWatch.running`), without a process."""
-    from andgate.plugin.hooks import RunningItems
+    from andgate.plugin.item_clock import RunningItems
     from andgate.process.run import StallWatch
 
     progress = tmp_path / "oracle.results.json.progress"
@@ -247,7 +247,7 @@ def test_the_running_items_are_kept_in_a_map_the_stall_watch_reads(tmp_path):
 
 
 def test_no_map_means_nothing_named_never_an_error(tmp_path):
-    from andgate.plugin.hooks import RunningItems
+    from andgate.plugin.item_clock import RunningItems
 
     running = RunningItems(str(tmp_path / "no-such-folder" / "x.running"))
     running.start("tests/test_a.py::test_one")

@@ -137,7 +137,7 @@ def test_the_property_class_splits_over_the_jobs_however_small():
         state=SimpleNamespace(property_seed=0, environment=None, runs={}, capture=lambda: None),
         config=SimpleNamespace(manifest=manifest, invariants_problem=lambda at: None),
         class_tasks=class_tasks,
-        run=lambda phase, tasks: None,
+        run=lambda phase, tasks, counted=None: None,
         merge_class=lambda kind: None,
     )
     run_property_phase(ctx)

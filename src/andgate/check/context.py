@@ -62,33 +62,42 @@ class PhaseContext:
     # process (its workers use the cores) instead of one per job with workers each.
     user_xdist: bool = False
 
-    def run(self, phase: str, tasks: Sequence[Callable[[], object]]) -> None:
+    def run(
+        self, phase: str, tasks: Sequence[Callable[[], object]], counted: str | None = None
+    ) -> None:
         """Run a phase's tasks in parallel, with a status line of items done of
-        total (summed over the phase's pytest processes) while they run."""
+        total while they run. `counted`: the class whose processes the line counts (its
+        request label), so that the count is the class's items, the number the summary
+        shows, and not the replays', base's collection's or the discrimination runs'
+        beside them; None: every process of the phase."""
         progress = self.progress
         if progress is None:
             run_parallel(tasks, self.jobs)
             return
-        progress.start(phase)
+        progress.start(phase if counted is None else f"{phase}, {counted} items")
         stop = threading.Event()
         before = set(self.scratch.glob("*.progress"))
-        watcher = threading.Thread(target=self._watch, args=(before, stop), daemon=True)
+        watch = (before, counted)
+        watcher = threading.Thread(target=self._watch, args=(watch, stop), daemon=True)
         watcher.start()
         try:
             run_parallel(tasks, self.jobs)
         finally:
             stop.set()
             watcher.join(timeout=5)
-            self._poll(progress, before)
+            self._poll(progress, watch)
             progress.finish()
 
-    def _watch(self, before: set[Path], stop: threading.Event) -> None:
+    def _watch(self, watch: tuple[set[Path], str | None], stop: threading.Event) -> None:
         while not stop.wait(0.5) and self.progress is not None:
-            self._poll(self.progress, before)
+            self._poll(self.progress, watch)
 
-    def _poll(self, progress: Progress, before: set[Path]) -> None:
+    def _poll(self, progress: Progress, watch: tuple[set[Path], str | None]) -> None:
+        before, counted = watch
         done = total = 0
         for path in set(self.scratch.glob("*.progress")) - before:
+            if counted is not None and not _of_class(path.name, counted):
+                continue
             with contextlib.suppress(OSError, ValueError):
                 a, b = path.read_text(encoding="utf-8").split()
                 done, total = done + int(a), total + int(b)
@@ -216,6 +225,14 @@ class PhaseContext:
         if not keep_parts:
             for n in parts:
                 del state.runs[n]
+
+
+def _of_class(progress_file: str, label: str) -> bool:
+    """Whether a progress file is a process of the class `label` (`oracle`: the class
+    itself, its shards `oracle 1` and its units `oracle part 1/2`; never `base oracle` or
+    `known-bad 0`): as `process.run.run_pytest` names it from the request's label."""
+    stem = progress_file.removesuffix(".results.json.progress")
+    return stem == label or stem.startswith(f"{label}-")
 
 
 def after_last(tasks: list[Callable[[], T]], then: Callable[[], None]) -> list[Callable[[], T]]:

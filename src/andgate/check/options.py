@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +46,9 @@ class CheckOptions:
     evidence_budget: float | None = None
     split: Split | None = None  # --shard I/N: this machine's part only (combine: N)
     combine: Combined | None = None  # `combine`: every unit's result, from the bundles
+    # Told the commits as soon as they are resolved (the CLI's first line): which base,
+    # and how it was picked (--base, or the merge-base with which branch and why).
+    announce: Callable[[str], None] | None = None
 
     def bundle_options(self) -> dict[str, object]:
         """The options every shard and the combine step must share."""

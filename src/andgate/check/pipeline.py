@@ -48,9 +48,9 @@ from andgate.process.worktree import scratch_dir, worktree_pool
 from andgate.records import Finding, Role, Warning_
 from andgate.report.artifacts import Artifacts, write_artifacts
 from andgate.report.folder import claim_artifacts_for
-from andgate.trust.adoption import config_source
+from andgate.trust.adoption import agent_block_files, config_source
 from andgate.trust.approvals import ReviewBinder, gather_approvals
-from andgate.trust.config import BaseConfig, load_base_config
+from andgate.trust.config import BaseConfig, known_bad_fixtures, load_base_config
 from andgate.trust.disputes import judged, read_disputes
 from andgate.trust.github import approved_logins, approves_head
 from andgate.trust.locks import lock_facts
@@ -130,6 +130,9 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
     # An adopting change is judged by its own trust files, as an approved one is.
     trusts_head = bool(approvers) or state.adopting
     changes = git.diff_raw(base, head)
+    agent_files = (
+        agent_block_files(git, base, head, changes, opts.manifest) if state.adopting else ()
+    )
     differs = config_changes(
         changes, lambda p: git.read_blob(base, p), lambda p: git.read_blob(head, p)
     )
@@ -162,6 +165,8 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
     found = run_inventory_phase(
         state, config, changes, differs, scan.result(), approved_by=approvers, today=opts.today,
         approved_head=approves_head(state.approvals),
+        base_oracle=None if trusts_head else ctx.plan.base_oracle_files,
+        agent_files=agent_files,
     )  # fmt: skip
     state.inventory = found.inventory
     state.found = replace(state.found, changes=found.changes, freezes=found.freezes)
@@ -180,7 +185,11 @@ def _base_oracle_ids(state: CheckState, base_oracle_files: tuple[str, ...]) -> s
 def _commits(git: Git, opts: CheckOptions, state: CheckState) -> tuple[str, str]:
     state.repo = git.repo
     state.head = head = git.resolve(opts.head, what="--head")
-    state.base = base = resolve_base(git, opts.base, opts.head)
+    choice = resolve_base(git, opts.base, opts.head)
+    state.base = base = choice.sha
+    if opts.announce is not None:  # the first line: which commits this check gates
+        named = "" if opts.head.lower() == head else f" ({opts.head})"
+        opts.announce(f"andgate check: {choice.describe()}, head {head[:12]}{named}")
     refuse_empty_range(opts.base, base, head)
     refuse_refs_other_than_the_event(git, base, head, os.environ)
     if (warning := uncommitted_warning(git, head)) is not None:
@@ -218,9 +227,22 @@ def _base_config(git: Git, opts: CheckOptions, state: CheckState, base: str) -> 
                 "counts no approval (there are no owners yet)",
             )
         )
+    if approves_head(state.approvals):
+        config = _known_bad_of_head(git, state, config)
     state.patches = {f.name: f.patch.decode("utf-8", "replace") for f in config.known_bad}
     state.live_freezes = config.freezes.live(opts.today)
     return config
+
+
+def _known_bad_of_head(git: Git, state: CheckState, config: BaseConfig) -> BaseConfig:
+    """With an owner's approval of head itself, head's known-bad fixtures (under base's
+    `known_bad_dir`) are what replays: a fixture refreshed for code the change moved
+    lands in the change that needs it. The approval lifts the ORACLE_AUTHORSHIP of the
+    fixture's edit, as of any oracle-side file; head's lock judges `fixtures_dir` (step
+    2). An approval of an earlier commit does not: base's fixtures replay then."""
+    head = state.head or ""
+    state.known_bad_from = head
+    return replace(config, known_bad=known_bad_fixtures(git, head, config.manifest.known_bad_dir))
 
 
 def _run_phases(

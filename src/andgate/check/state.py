@@ -117,6 +117,8 @@ class CheckState:
     # (path, sha256) of the checkout's generated files carried into the worktrees
     generated: tuple[tuple[str, str], ...] = ()
     adopting: bool = False  # neither base nor the target branch had a manifest
+    # The commit whose known-bad fixtures replayed, when not base (an owner approved head)
+    known_bad_from: str | None = None
 
     def facts(self) -> Facts:
         return replace(
@@ -149,6 +151,7 @@ class CheckState:
             dispute_sources=self.dispute_sources,
             disputes_file=self.found.disputes.path if self.found.disputes else "",
             generated=self.generated,
+            known_bad_from=self.known_bad_from,
         )
 
     def tampering(self) -> tuple[Tampering, ...]:

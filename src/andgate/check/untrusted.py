@@ -48,7 +48,11 @@ def run_untrusted_phase(ctx: PhaseContext, beside: Sequence[Beside] = ()) -> Cla
             task = ctx.task(RunName.FLAKE, flake, plan.head)
             state.units_ran[FLAKE] = RunName.FLAKE
         tasks.append(task)  # after the shards: the last, lighter one ends first and takes it
-    ctx.run("untrusted phase", [*tasks, *(task for other in beside for task in other.tasks)])
+    ctx.run(
+        "untrusted phase",
+        [*tasks, *(task for other in beside for task in other.tasks)],
+        counted="untrusted",
+    )
     ctx.merge_class(RunName.UNTRUSTED)
     flake_run = state.runs.get(RunName.FLAKE)
     if flake_run is not None and flake_run.error:

@@ -11,31 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from andgate.errors import AndgateError
+from andgate.trust.adoption import AGENTS_MARKER as MARKER
+from andgate.trust.adoption import with_agent_block
 
-MARKER = "<!-- andgate: oracle disputes -->"
-AGENT_BLOCK = """\
-{marker}
-## Oracle tests (andgate)
-
-This repository is gated by andgate. The oracle tests (the files `{manifest}` names
-under `classes.oracle`), their fixtures, the known-bad patches and the lock file are
-owned by humans.
-
-- Never edit, skip, delete or weaken an oracle test or its fixtures, and never make
-  production code behave differently under test.
-- If an oracle test contradicts your task, do not work around it. Run
-  `andgate dispute NODEID --reason "which part of the task it contradicts"`, commit
-  the disputes file it writes with your change, and stop. The gate blocks the change
-  with ORACLE_DISPUTED and shows your reason to the test's owner, who decides.
-"""
 HINT = (
     "Coding agents: `andgate init --agents AGENTS.md` adds a short block telling them never "
     "to edit oracle tests and to run `andgate dispute` instead (docs/disputes.md)."
 )
-
-
-def agent_block(manifest: str) -> str:
-    return AGENT_BLOCK.format(marker=MARKER, manifest=manifest)
 
 
 def add_agent_block(root: Path, rel: str, manifest: str) -> str:
@@ -55,9 +37,8 @@ def add_agent_block(root: Path, rel: str, manifest: str) -> str:
         raise AndgateError(f"{rel}: cannot read it ({exc}); fix it or name another file") from None
     if existing is not None and MARKER in existing:
         return f"  kept     {rel} (it already holds the andgate block)"
-    text = agent_block(manifest)
-    if existing:
-        text = existing.rstrip("\n") + "\n\n" + text
+    # The very bytes `check` recognises while adopting (`adoption.agent_block_files`).
+    text = with_agent_block(existing, manifest)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")

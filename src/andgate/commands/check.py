@@ -11,6 +11,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,6 +57,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         evidence=not args.no_evidence,
         evidence_budget=args.evidence_budget,
         split=args.shard,
+        announce=partial(print, file=sys.stderr if args.json else sys.stdout, flush=True),
     )
     with workflow_commands_stopped():
         if opts.split is not None:
@@ -134,8 +136,8 @@ def declare_check(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--base",
         metavar="REF",
-        help="the commit the change is based on (default: merge-base with "
-        "the upstream default branch)",
+        help="the commit the change is based on (default: the merge-base with the upstream "
+        "default branch; the first line says which, and when your local branch is ahead)",
     )
     parser.add_argument(
         "--head",

@@ -30,6 +30,11 @@ from andgate.commands.common import (
     plural,
     table,
 )
+from andgate.commands.layout import (
+    NOT_COLLECTED_FIX,
+    property_empty_because,
+    uncollected_trusted,
+)
 from andgate.errors import FreezeFileError, ManifestError
 from andgate.exitcodes import ClassifyExit
 from andgate.plugin.classify import freeze_matches
@@ -134,7 +139,10 @@ def _payload(
 
 def _render(target: Target, collected: Collected, findings: Findings, today: dt.date) -> str:
     config, records = target.config, collected.records
-    blocks = _would_block(config, records)
+    missing = uncollected_trusted(
+        target.git, target.commit, config.manifest, (r.facts.path for r in records)
+    )
+    blocks = _would_block(config, records, missing)
     lines = [
         target.first_line("classify"),
         f"config {config.manifest.path} from that tree, today {today.isoformat()}",
@@ -146,6 +154,7 @@ def _render(target: Target, collected: Collected, findings: Findings, today: dt.
         *_frozen(records, config, today),
         *_untrusted(records),
         *_problems(findings),
+        *_not_collected(missing),
         *[f"{note}\n" for note in collected.notes],
         *blocks,
         _verdict_line(findings, would_block=bool(blocks)),
@@ -215,14 +224,25 @@ def _problems(findings: Findings) -> list[str]:
     return lines
 
 
-def _would_block(config: BaseConfig, records: tuple[InventoryRecord, ...]) -> list[str]:
+def _not_collected(missing: dict[str, str]) -> list[str]:
+    if not missing:
+        return []
+    rows = [(path, why) for path, why in missing.items()]
+    return [
+        f"trusted test files pytest never collects ({NOT_COLLECTED_FIX}):",
+        *table(rows),
+        "",
+    ]
+
+
+def _would_block(
+    config: BaseConfig, records: tuple[InventoryRecord, ...], missing: dict[str, str]
+) -> list[str]:
     """What `check` would block on with this inventory, beyond the exit code's cases."""
     manifest, found = config.manifest, []
     has_property = any(r.cls == TrustClass.PROPERTY for r in records)
     if manifest.require_property_class and not has_property:
-        why = config.invariants_problem() or (
-            "no file matching classes.property.globs declares an accepted invariant"
-        )
+        why = property_empty_because(config, missing)
         found.append(
             f"  NO_PROPERTY: the property class is empty ({why}); add a seeded property "
             f"test, or set require_property_class: false in {manifest.path}"

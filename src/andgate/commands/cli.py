@@ -71,7 +71,7 @@ COMMANDS = {
     ),
     "known-bad": Command(
         "andgate.commands.known_bad:declare",
-        "propose known-bad fixtures: reverted fixes from history, mutants",
+        "propose known-bad fixtures (reverted fixes, mutants); refresh stale ones",
     ),
     "dispute": Command(
         "andgate.commands.dispute:declare",

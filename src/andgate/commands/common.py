@@ -2,7 +2,8 @@
 and a collect-only inventory of what they judge.
 
 `classify`, `replay-known-bad` and `known-bad` judge the working tree as it is,
-uncommitted edits included (a commit of it, built in a private index: `Target`),
+uncommitted edits included (a commit of it, built in a private index:
+`snapshot_worktree`, `Target`),
 or the commit `--rev` names, with that tree's own config, exactly as `check`
 would judge it as a base; their first line says which. They run pytest as
 `check` does: an installed project imports the worktree's code
@@ -24,7 +25,7 @@ from pathlib import Path
 from andgate import writer
 from andgate.check.plan.trees import Plan, make_plan
 from andgate.errors import AndgateError
-from andgate.git import Git
+from andgate.git import SYNTHETIC_IDENTITY, Git, decode_path
 from andgate.plugin.classify import Rules, accepted_invariants
 from andgate.process.generated import (
     Generated,
@@ -70,8 +71,11 @@ class Target:
         return f"andgate {command}: {self.what}"
 
 
-def open_target(repo: Path, manifest_path: str, rev: str | None) -> Target:
-    """The working tree as it is (`rev` None), or the commit `rev` names."""
+def open_target(
+    repo: Path, manifest_path: str, rev: str | None, *, takes_rev: bool = True
+) -> Target:
+    """The working tree as it is (`rev` None), or the commit `rev` names. `takes_rev`:
+    whether the command has `--rev` (its first line suggests it only then)."""
     git = open_repo(repo)
     head = git.resolve("HEAD", what="HEAD")
     if rev is not None:
@@ -80,15 +84,41 @@ def open_target(repo: Path, manifest_path: str, rev: str | None) -> Target:
         history = commit
     else:
         with scratch_dir("andgate-snapshot-") as folder:
-            commit = git.snapshot_worktree(folder / "index")
+            commit = snapshot_worktree(git, folder / "index")
         edits = "no uncommitted edits" if commit == head else "uncommitted edits included"
-        what = f"the working tree (HEAD {head[:12]}, {edits}; --rev REV for a commit)"
+        hint = "; --rev REV for a commit" if takes_rev else ""
+        what = f"the working tree (HEAD {head[:12]}, {edits}{hint})"
         history = head
     config = load_base_config(git, commit, manifest_path)
     # The checkout's generated files belong to its HEAD (and to the working tree on it).
     at = head if rev is None else commit
     generated = read_generated(git, config.manifest.generated_files, at)
     return Target(git, commit, history, what, config, generated)
+
+
+def snapshot_worktree(git: Git, index_file: Path) -> str:
+    """HEAD, or a commit (child of HEAD) of the working tree as it is: tracked
+    edits, deletions and untracked files git does not ignore. Built in a private
+    copy of the index, so the user's index is never touched."""
+    head = git.resolve("HEAD", what="HEAD")
+    env = {"GIT_INDEX_FILE": str(index_file), **SYNTHETIC_IDENTITY}
+    git.run("read-tree", head, env=env)
+    # A virtualenv the project's .gitignore does not name is not the project's:
+    # hashing it would take long and fill .git with objects.
+    skipped = [f":(exclude,literal){d}" for d in _untracked_environments(git)]
+    git.run("add", "-A", "--", ".", *skipped, env=env)
+    tree = git.out("write-tree", env=env)
+    if tree == git.out("rev-parse", f"{head}^{{tree}}"):
+        return head
+    return git.out("commit-tree", tree, "-p", head, "-m", "andgate: the working tree", env=env)
+
+
+def _untracked_environments(git: Git) -> list[str]:
+    """Untracked, not ignored folders holding a virtualenv (`pyvenv.cfg`)."""
+    listing = ("--others", "--exclude-standard", "--directory", "--no-empty-directory")
+    raw = git.run("ls-files", "-z", *listing).stdout
+    folders = [decode_path(p).rstrip("/") for p in raw.split(b"\0") if p.endswith(b"/")]
+    return [f for f in folders if (git.repo / f / "pyvenv.cfg").is_file()]
 
 
 def run_environment(
@@ -105,12 +135,14 @@ def run_environment(
 
 
 def generated_notes(target: Target, environment: RunEnvironment) -> list[str]:
-    """The GENERATED_FILES warning, as a line for the command's output."""
+    """The GENERATED_FILES warning, as a line for the command's output. The working
+    tree's snapshot holds its untracked files (trust folders `init` just wrote inside a
+    flat layout's package): the worktrees have them, so they are not named."""
+    carried = list(target.generated.paths)
+    if target.commit != target.history:
+        carried += [e.path for e in target.git.ls_tree(target.commit) if e.kind == "blob"]
     unnamed = unnamed_generated(
-        target.git,
-        environment.project,
-        target.config.manifest.generated_files,
-        target.generated.paths,
+        target.git, environment.project, target.config.manifest.generated_files, carried
     )
     warning = generated_warning(unnamed)
     return [] if warning is None else [f"warning GENERATED_FILES: {warning.detail}"]

@@ -97,7 +97,8 @@ def choose_base(git: Git, ref: str | None) -> Base:
     if ref:
         return Base(git.resolve(ref, what="--base"), f"--base {ref}")
     try:
-        return Base(resolve_base(git, None, "HEAD"), "merge-base with the upstream branch")
+        choice = resolve_base(git, None, "HEAD")
+        return Base(choice.sha, choice.how)
     except AndgateError:
         return Base(git.resolve("HEAD", what="HEAD"), "HEAD: no upstream branch; pass --base REF")
 

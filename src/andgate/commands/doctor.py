@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -32,6 +33,11 @@ from andgate.commands.common import (
     run_environment,
     target_pool,
 )
+from andgate.commands.layout import (
+    NOT_COLLECTED_FIX,
+    property_empty_because,
+    uncollected_trusted,
+)
 from andgate.commands.lock import fixture_digests
 from andgate.commands.replay_known_bad import _replay_all
 from andgate.commands.xfails import FIX as XFAIL_FIX
@@ -40,9 +46,10 @@ from andgate.errors import FreezeFileError, ManifestError
 from andgate.exitcodes import Exit
 from andgate.git import Git
 from andgate.process.requests import DEFAULT_ITEM_TIMEOUT, DEFAULT_TIMEOUT
-from andgate.records import Outcome, ReplayStatus, TrustClass
+from andgate.records import Outcome, Reason, ReplayStatus, TrustClass
 from andgate.trust import locks
 from andgate.trust.adoption import has_andgate_config, target_branch
+from andgate.trust.refs import local_ahead, short_ref
 
 WORKFLOWS = ".github/workflows"
 
@@ -51,9 +58,26 @@ WORKFLOWS = ".github/workflows"
 class Findings:
     problems: list[str] = field(default_factory=list)  # what the next check trips on
     notes: list[str] = field(default_factory=list)  # worth knowing, trips nothing
+    codes: list[str] = field(default_factory=list)  # each problem's code
 
     def problem(self, code: str, what: str, fix: str) -> None:
         self.problems.append(f"{code}: {what}; fix: {fix}")
+        self.codes.append(code)
+
+    def result(self) -> str:
+        """The last line: how many problems, and how many of them block a check (a
+        warning such as GENERATED_FILES, or no workflow running andgate, does not)."""
+        blocking = [c for c in self.codes if c in BLOCKING]
+        if len(blocking) == len(self.codes):
+            return f"the next check would block: {plural(len(self.codes), 'problem')}"
+        others = ", ".join(dict.fromkeys(c for c in self.codes if c not in BLOCKING))
+        return (
+            f"{plural(len(self.codes), 'problem')}; the next check would block on "
+            f"{len(blocking) or 'none'} of them ({others}: no block, but fix it)"
+        )
+
+
+BLOCKING = frozenset(reason.value for reason in Reason)
 
 
 def run_doctor(
@@ -88,7 +112,7 @@ def run_doctor(
     for index, line in enumerate(found.problems, 1):
         print(f"  {index}. {line}")
     if found.problems:
-        print(f"result: the next check would block: {plural(len(found.problems), 'problem')}")
+        print(f"result: {found.result()}")
         return Exit.BLOCK
     print("result: nothing the next check would trip on")
     return Exit.OK
@@ -137,7 +161,16 @@ def _target_branch(git: Git, manifest: str, found: Findings) -> None:
         found.notes.append(
             "no upstream default branch (origin/HEAD, origin/main): pass check --base REF"
         )
-    elif not has_andgate_config(git, target, manifest):
+        return
+    upstream = git.default_upstream()
+    if not os.environ.get("GITHUB_BASE_REF") and upstream is not None:
+        ahead = local_ahead(git, upstream, "HEAD")
+        note = f"check bases changes on {short_ref(upstream)} ({target[:12]})"
+        if ahead is not None:
+            name = short_ref(ahead)
+            note += f"; your {name} is ahead of it: check --base {name} gates against {name}"
+        found.notes.append(note)
+    if not has_andgate_config(git, target, manifest):
         found.notes.append(
             f"the target branch ({target[:12]}) has no andgate configuration: the change "
             "that adds it adopts andgate (ADOPTING) and may not change production code"
@@ -188,6 +221,11 @@ def _inventory(target: Target, today: dt.date, timeout: float, found: Findings) 
             f"{nodeid or '<session>'}: {first}",
             "make it collect (a missing generated file: generated_files in the manifest)",
         )
+    missing = uncollected_trusted(
+        target.git, target.commit, manifest, (r.facts.path for r in collected.records)
+    )
+    for path, why in missing.items():
+        found.problem("NOT_COLLECTED", f"{path}: {why}", NOT_COLLECTED_FIX)
     classes = {r.cls for r in collected.records}
     if TrustClass.ORACLE not in classes:
         found.problem(
@@ -196,7 +234,7 @@ def _inventory(target: Target, today: dt.date, timeout: float, found: Findings) 
             f"point classes.oracle.globs in {manifest.path} at human-owned tests",
         )
     if manifest.require_property_class and TrustClass.PROPERTY not in classes:
-        why = config.invariants_problem() or "no property file declares an accepted invariant"
+        why = property_empty_because(config, missing)
         found.problem(
             "NO_PROPERTY",
             f"the property class is empty ({why})",
@@ -269,7 +307,7 @@ def _known_bad(target: Target, jobs: int, timeout: float, found: Findings, named
             found.problem(
                 "KNOWN_BAD_STALE",
                 f"{replay.name} does not apply: {replay.problem}",
-                "regenerate it against the current code",
+                f"andgate known-bad refresh {replay.name}, in the change that moved the code",
             )
         elif replay.status is ReplayStatus.GREEN:
             found.problem(

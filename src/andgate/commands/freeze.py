@@ -207,7 +207,7 @@ def _frozen_items(
 ) -> list[InventoryRecord]:
     """The items the new freeze would freeze at HEAD; refuse one that freezes none."""
     config = worktree_config(git.repo, manifest)
-    target = replace(open_target(git.repo, manifest, None), config=config)
+    target = replace(open_target(git.repo, manifest, None, takes_rev=False), config=config)
     collected = collect_inventory(target, today, timeout)
     matched = [r for r in collected.records if freeze_matches(freeze_id, r.facts)]
     if not matched:

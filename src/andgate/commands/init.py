@@ -13,34 +13,37 @@ Exit codes: 0 done (even when every file already existed), 2 could not write.
 from __future__ import annotations
 
 import argparse
-import ast
-import configparser
-import re
 import textwrap
-import tomllib
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from andgate import writer
 from andgate.commands import options
 from andgate.commands.agents import HINT as AGENTS_HINT
 from andgate.commands.agents import add_agent_block
 from andgate.commands.common import open_repo, plural, read_file
+from andgate.commands.init_survey import Survey, survey_repo
+from andgate.commands.init_texts import (
+    FREEZE_YAML,
+    INVARIANTS_MD,
+    KNOWN_BAD_README,
+    MANIFEST_TEMPLATE,
+    ORACLE_README,
+)
 from andgate.commands.install_source import ACTION_PLACEHOLDER, ActionPin, installed_action_pin
+from andgate.commands.layout import (
+    collection_lines,
+    trust_home,
+)
 from andgate.commands.xfails import FIX as XFAIL_FIX
 from andgate.commands.xfails import WHY as XFAIL_WHY
-from andgate.commands.xfails import Xfail, xfails_in
 from andgate.errors import AndgateError, ManifestError
 from andgate.exitcodes import Exit
-from andgate.git import Git, decode_path
-from andgate.trust import project_plugins, pytest_config
 from andgate.trust.freeze_edit import yaml_string
 from andgate.trust.manifest import DEFAULT_MANIFEST, Manifest, parse_manifest
 from andgate.trust.paths import is_under
 
-MARKER_NAME = re.compile(r"\s*([A-Za-z_]\w*)")
 ORACLE_HINTS = ("oracle", "golden", "regression", "acceptance", "contract", "snapshot", "example")
 PROPERTY_HINTS = ("propert", "hypothesis", "fuzz", "seed")
 FLAKE_HINTS = ("flak",)
@@ -50,12 +53,13 @@ MAX_SUGGESTED_FOLDERS = 12
 MAX_PROPOSED_FILES = 40
 # The template's install line; `init --github` puts what it found for the project there.
 INSTALL_PLACEHOLDER = 'python -m pip install -e ".[test]"'
-ENVIRONMENT_PARTS = frozenset({"site-packages", "dist-packages", ".tox", ".nox"})
 
 
 @dataclass(frozen=True)
 class Layout:
-    """Where the trust files go: the manifest's paths, or the defaults."""
+    """Where the trust files go: the manifest's paths, or the defaults (the oracle and
+    property folders under `home`, a folder pytest collects: `tests`, or the test
+    folder inside the project's `testpaths` on a flat layout)."""
 
     manifest: str
     oracle_dir: str
@@ -63,17 +67,19 @@ class Layout:
     invariants_file: str
     freeze_file: str
     lock_file: str
+    property_dir: str = "tests/properties"
 
     @classmethod
-    def of(cls, manifest_path: str, manifest: Manifest | None) -> Layout:
+    def of(cls, manifest_path: str, manifest: Manifest | None, home: str = "tests") -> Layout:
         if manifest is None:
             return cls(
                 manifest_path,
-                "tests/oracles",
-                "tests/oracles/known_bad",
-                "tests/properties/INVARIANTS.md",
+                f"{home}/oracles",
+                f"{home}/oracles/known_bad",
+                f"{home}/properties/INVARIANTS.md",
                 "tests/flakes/freeze.yaml",
-                "tests/oracles/locks.sha256",
+                f"{home}/oracles/locks.sha256",
+                f"{home}/properties",
             )
         oracle_dir = str(PurePosixPath(manifest.known_bad_dir).parent)
         return cls(
@@ -83,29 +89,8 @@ class Layout:
             manifest.property.invariants_file,
             manifest.frozen_flake.freeze_file,
             manifest.lock_file,
+            str(PurePosixPath(manifest.property.invariants_file).parent),
         )
-
-
-@dataclass(frozen=True)
-class Survey:
-    """What the repository already has: test folders and pytest markers."""
-
-    test_dirs: dict[str, int]
-    markers: dict[str, tuple[str, ...]]
-    unreadable: tuple[str, ...] = ()
-    test_files: tuple[str, ...] = ()  # the test modules the project has today
-    generated: tuple[str, ...] = ()  # files the build backend writes (generated_files)
-    install: str = ""  # how CI installs the project with its test dependencies
-    # Test files that make items xfail, with where: never proposed as oracles.
-    xfails: Mapping[str, tuple[Xfail, ...]] = field(default_factory=dict)
-    # The modules of the project's own pytest plugins (`pytest11` entry points its
-    # build files declare): their hooks are allowed there (production_scan.allow).
-    plugin_files: tuple[str, ...] = ()
-    unfound_plugins: tuple[str, ...] = ()  # "name = target" whose module no file holds
-
-    @property
-    def marker_names(self) -> tuple[str, ...]:
-        return tuple(sorted({m for names in self.markers.values() for m in names}))
 
 
 GITHUB_WORKFLOW = ".github/workflows/andgate.yml"
@@ -132,7 +117,8 @@ def run_init(
     git = open_repo(repo)
     root = git.repo
     survey = survey_repo(git)
-    layout = Layout.of(manifest, _existing_manifest(root, manifest))
+    home = trust_home(survey.test_files, survey.testpaths) or "tests"
+    layout = Layout.of(manifest, _existing_manifest(root, manifest), home)
     created: list[str] = []
     skipped: list[str] = []
     files = scaffold(layout, survey)
@@ -210,226 +196,6 @@ def _cannot_create(rel: str, why: str) -> str:
     return f"{rel}: cannot create it ({why}); fix the path or its permissions and rerun init"
 
 
-# -- survey ---------------------------------------------------------------------------------
-
-
-def survey_repo(git: Git) -> Survey:
-    # A name that is not UTF-8 (decoded with surrogateescape) cannot be written
-    # into the manifest, a UTF-8 file: it is not suggested.
-    files = [f for f in _repo_files(git) if _is_utf8(f)]
-    tests = [f for f in files if _is_test_module(PurePosixPath(f).name)]
-    folders = sorted({str(PurePosixPath(f).parent) for f in tests})
-    # A folder's glob covers its subfolders, so its count includes their files.
-    counts = {d: sum(d == "." or is_under(f, d) for f in tests) for d in folders}
-    markers: dict[str, tuple[str, ...]] = {}
-    unreadable = []
-    for name in pytest_config.CANDIDATES:
-        raw = read_file(git.repo, name)
-        if raw is None:
-            continue
-        try:
-            found = _markers_of(name, raw)
-        except pytest_config.Unreadable:
-            unreadable.append(name)
-            continue
-        if found:
-            markers[name] = found
-    pyproject = _pyproject(git.repo)
-    build_files = {name: read_file(git.repo, name) for name in project_plugins.BUILD_FILES}
-    plugin_files, unfound = plugin_modules(files, project_plugins.declared_plugins(build_files))
-    return Survey(
-        counts,
-        markers,
-        tuple(unreadable),
-        test_files=tuple(sorted(tests)),
-        generated=generated_by_backend(pyproject),
-        install=install_command(git.repo, pyproject),
-        xfails=_xfails(git.repo, tests),
-        plugin_files=plugin_files,
-        unfound_plugins=unfound,
-    )
-
-
-def plugin_modules(
-    files: Iterable[str], declared: Iterable[tuple[str, str]]
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The repository files that hold the modules of the declared pytest plugins (under
-    any source folder: `src/pkg/plugin.py` holds `pkg.plugin`), and each declaration
-    (`name = target`) whose module no file holds."""
-    files = list(files)
-    found: list[str] = []
-    unfound = []
-    for name, target in sorted(declared):
-        module = target.split(":", 1)[0].strip().replace(".", "/")
-        tails = (f"{module}.py", f"{module}/__init__.py")
-        hits = [f for f in files if any(f == t or f.endswith(f"/{t}") for t in tails)]
-        if hits:
-            found += hits
-        else:
-            unfound.append(f"{name} = {target}")
-    return tuple(dict.fromkeys(found)), tuple(unfound)
-
-
-def _xfails(root: Path, tests: Iterable[str]) -> dict[str, tuple[Xfail, ...]]:
-    """The test files that make items xfail (an oracle item that xfails never passes)."""
-    found = {}
-    for rel in sorted(tests):
-        try:
-            source = read_file(root, rel)
-        except (AndgateError, OSError):
-            continue  # unreadable here: pytest reports it, doctor names it
-        places = xfails_in(source or b"")
-        if places:
-            found[rel] = places
-    return found
-
-
-def _pyproject(root: Path) -> dict[str, Any]:
-    raw = read_file(root, "pyproject.toml")
-    try:
-        return tomllib.loads(raw.decode("utf-8")) if raw else {}
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return {}
-
-
-def _table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
-    for key in keys:
-        value = data.get(key)
-        if not isinstance(value, Mapping):
-            return {}
-        data = value
-    return data
-
-
-def generated_by_backend(pyproject: Mapping[str, Any]) -> tuple[str, ...]:
-    """The version files setuptools-scm and hatch-vcs write at install time."""
-    found = []
-    scm = _table(pyproject, "tool", "setuptools_scm")
-    found += [scm.get("version_file"), scm.get("write_to")]
-    vcs_hook = _table(pyproject, "tool", "hatch", "build", "hooks", "vcs")
-    found += [vcs_hook.get("version-file"), vcs_hook.get("version_file")]
-    raw_options = _table(pyproject, "tool", "hatch", "version", "raw-options")
-    found += [raw_options.get("version_file"), raw_options.get("write_to")]
-    return tuple(dict.fromkeys(f for f in found if isinstance(f, str) and _safe_path(f)))
-
-
-def _safe_path(path: str) -> bool:
-    parts = PurePosixPath(path).parts
-    return bool(parts) and not path.startswith("/") and ".." not in parts and _is_utf8(path)
-
-
-TEST_EXTRAS = ("test", "tests", "testing", "dev")
-REQUIREMENT_FILES = (
-    "requirements-test.txt",
-    "requirements-tests.txt",
-    "test-requirements.txt",
-    "requirements/test.txt",
-    "requirements/tests.txt",
-    "requirements-dev.txt",
-    "dev-requirements.txt",
-    "requirements/dev.txt",
-)
-EDIT_ME = "  # andgate init: edit this line to install your test dependencies"
-
-
-def install_command(root: Path, pyproject: Mapping[str, Any]) -> str:
-    """The project and its test dependencies, from its extras or requirements
-    files; a marked line to edit when neither names them."""
-    extras = {*_table(pyproject, "project", "optional-dependencies"), *_setuptools_extras(root)}
-    extra = next((e for e in TEST_EXTRAS if e in extras), None)
-    if extra is not None:
-        return f'python -m pip install -e ".[{extra}]"'
-    requirements = next((r for r in REQUIREMENT_FILES if (root / r).is_file()), None)
-    if requirements is not None:
-        return f"python -m pip install -e . -r {requirements}"
-    return f"python -m pip install -e . pytest{EDIT_ME}"
-
-
-def _setuptools_extras(root: Path) -> set[str]:
-    """The extras setuptools reads from `setup.cfg` (`[options.extras_require]`) and
-    from `setup.py` (a literal `extras_require` dict, or a module-level name bound to
-    one). A file that cannot be read names none: the install line is then marked."""
-    return _setup_cfg_extras(_text(root, "setup.cfg")) | _setup_py_extras(_text(root, "setup.py"))
-
-
-def _text(root: Path, rel: str) -> str:
-    try:
-        raw = read_file(root, rel)
-        return "" if raw is None else raw.decode("utf-8-sig")
-    except (AndgateError, OSError, UnicodeDecodeError):
-        return ""
-
-
-def _setup_cfg_extras(text: str) -> set[str]:
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
-        return set()
-    section = "options.extras_require"
-    return set(parser[section]) if parser.has_section(section) else set()
-
-
-def _setup_py_extras(text: str) -> set[str]:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return set()
-    bound = {
-        target.id: node.value
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        for keyword in node.keywords if isinstance(node, ast.Call) else ():
-            value = keyword.value
-            if keyword.arg == "extras_require" and isinstance(value, ast.Name):
-                value = bound.get(value.id, value)
-            if keyword.arg == "extras_require" and isinstance(value, ast.Dict):
-                found |= {
-                    k.value
-                    for k in value.keys
-                    if isinstance(k, ast.Constant) and isinstance(k.value, str)
-                }
-    return found
-
-
-def _repo_files(git: Git) -> list[str]:
-    """Tracked files and untracked ones git does not ignore, outside virtualenvs
-    (a `.venv/` the project's .gitignore does not name holds other packages' tests)."""
-    raw = git.run("ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout
-    files = [decode_path(p) for p in raw.split(b"\0") if p]
-    envs = {PurePosixPath(f).parent for f in files if PurePosixPath(f).name == "pyvenv.cfg"}
-    return [f for f in files if not _in_environment(PurePosixPath(f), envs)]
-
-
-def _in_environment(path: PurePosixPath, envs: set[PurePosixPath]) -> bool:
-    if any(part in ENVIRONMENT_PARTS for part in path.parts[:-1]):
-        return True
-    return any(env in path.parents for env in envs)
-
-
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _is_test_module(name: str) -> bool:
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-
-
-def _markers_of(name: str, raw: bytes) -> tuple[str, ...]:
-    """Registered marker names, read as pytest reads the file."""
-    names = (MARKER_NAME.match(line) for line in pytest_config.markers(name, raw))
-    return tuple(dict.fromkeys(m.group(1) for m in names if m))
-
-
 # -- the files ------------------------------------------------------------------------------
 
 
@@ -439,7 +205,9 @@ def scaffold(layout: Layout, survey: Survey) -> dict[str, str]:
         layout.manifest: manifest_text(layout, survey),
         f"{layout.oracle_dir}/README.md": ORACLE_README,
         f"{layout.known_bad_dir}/README.md": KNOWN_BAD_README.format(
-            known_bad_dir=layout.known_bad_dir, oracle_dir=layout.oracle_dir
+            known_bad_dir=layout.known_bad_dir,
+            oracle_dir=layout.oracle_dir,
+            module=survey.example_module,
         ),
         layout.invariants_file: INVARIANTS_MD,
         layout.freeze_file: FREEZE_YAML,
@@ -475,8 +243,8 @@ def folder_globs(folder: str) -> list[str]:
     return list(TOP_FOLDER_GLOBS) if folder == "." else [f"{folder}/**/*.py"]
 
 
-def _glob_lines(folders: dict[str, int]) -> list[str]:
-    values = {folder: _yaml_list(folder_globs(folder)) for folder in folders}
+def _glob_lines(folders: dict[str, int], layout: Layout | None = None) -> list[str]:
+    values = {folder: _yaml_list(_folder_glob(folder, layout)) for folder in folders}
     width = max(len(v) for v in values.values())
     lines = []
     for folder, count in list(folders.items())[:MAX_SUGGESTED_FOLDERS]:
@@ -487,14 +255,34 @@ def _glob_lines(folders: dict[str, int]) -> list[str]:
     return lines
 
 
-def oracle_suggestions(survey: Survey) -> str:
+def _folder_glob(folder: str, layout: Layout | None) -> list[str]:
+    """A test folder's oracle glob; when the property folder lies inside it, without it
+    (the oracle class comes first: a property test there would be an oracle)."""
+    globs = folder_globs(folder)
+    if layout is not None and (folder == "." or is_under(layout.property_dir, folder)):
+        globs.append(f"!{layout.property_dir}/**")
+    return globs
+
+
+def _proposable_dirs(survey: Survey) -> dict[str, int]:
+    """The test folders with a test module init would propose (not a benchmark script,
+    not outside testpaths), with how many."""
+    kept = [f for f in survey.test_files if f not in survey.left_out]
+    counts = {d: sum(d == "." or is_under(f, d) for f in kept) for d in survey.test_dirs}
+    return {d: n for d, n in counts.items() if n}
+
+
+def oracle_suggestions(survey: Survey, layout: Layout | None = None) -> str:
     """Commented lines under classes.oracle: existing tests an adopter can point at."""
     lines = []
-    if survey.test_dirs:
+    folders = _proposable_dirs(survey)
+    if folders:
+        example = next(iter(folders))
+        example = "tests" if example == "." else example
         lines += [
             "Test folders found in this repository. To adopt tests without moving them,",
-            'copy a glob, or name single files such as "tests/test_api.py":',
-            *_glob_lines(survey.test_dirs),
+            f'copy a glob, or name single files such as "{example}/test_api.py":',
+            *_glob_lines(folders, layout),
         ]
     for source, names in survey.markers.items():
         example = (_hinted(names, ORACLE_HINTS) or [names[0]])[0]
@@ -534,7 +322,8 @@ def _yaml_list(items: Iterable[str]) -> str:
 
 def manifest_text(layout: Layout, survey: Survey) -> str:
     return MANIFEST_TEMPLATE.format(
-        oracle_suggestions=oracle_suggestions(survey),
+        oracle_suggestions=oracle_suggestions(survey, layout),
+        property_globs=_yaml_list([f"{layout.property_dir}/**/*.py"]),
         property_suggestions=property_suggestions(survey),
         flake_suggestions=flake_suggestions(survey),
         invariants_file=layout.invariants_file,
@@ -573,11 +362,16 @@ def _proposed_oracle_globs(layout: Layout, survey: Survey) -> str:
     humans before andgate, so they are proposed as its oracle (tests a change adds
     later stay untrusted). Many files are proposed by folder instead."""
     own = f"{layout.oracle_dir}/**/*.py"
-    existing = [f for f in survey.test_files if not is_under(f, layout.oracle_dir)]
+    existing = [
+        f
+        for f in survey.test_files
+        if not is_under(f, layout.oracle_dir) and f not in survey.left_out
+    ]
     proposed = [f for f in existing if f not in survey.xfails]
     if len(proposed) > MAX_PROPOSED_FILES:
         # By folder, each file with an xfail item left out by a negated glob.
-        proposed = [g for g in _folder_globs(survey.test_dirs) if g != own]
+        folders = _folder_globs(_proposable_dirs(survey), layout)
+        proposed = [g for g in folders if g != own]
         proposed += [f"!{f}" for f in existing if f in survey.xfails]
     return _yaml_list([own, *proposed])
 
@@ -606,10 +400,10 @@ def xfail_note(survey: Survey) -> list[str]:
     return [*textwrap.wrap(why, 80), *(f"  {line}" for line in xfail_files(survey))]
 
 
-def _folder_globs(folders: dict[str, int]) -> list[str]:
+def _folder_globs(folders: dict[str, int], layout: Layout | None = None) -> list[str]:
     """The globs of each top-most test folder (a folder's glob covers its subfolders)."""
     tops = [d for d in folders if not any(o != d and _holds(o, d) for o in folders)]
-    return [glob for d in tops for glob in folder_globs(d)]
+    return [glob for d in tops for glob in _folder_glob(d, layout)]
 
 
 def _holds(folder: str, other: str) -> bool:
@@ -622,14 +416,17 @@ def _report(
     lines = [f"andgate init: {root}"]
     lines += [f"  created  {p}" for p in created]
     lines += [f"  skipped  {p} (exists; not overwritten)" for p in skipped]
-    if survey.test_dirs:
-        found = ", ".join(f"{d} ({n})" for d, n in survey.test_dirs.items())
+    if folders := _proposable_dirs(survey):
+        found = ", ".join(f"{d} ({n})" for d, n in folders.items())
         lines.append(f"test folders found (suggested in the manifest, commented): {found}")
     if survey.marker_names:
         lines.append(f"pytest markers found: {', '.join(survey.marker_names)}")
     lines += [f"could not read {name}; its markers are not suggested" for name in survey.unreadable]
     if survey.generated:
         lines.append(f"generated files (generated_files): {', '.join(survey.generated)}")
+    lines += collection_lines(
+        survey.testpaths, (layout.oracle_dir, layout.property_dir), survey.left_out
+    )
     if survey.plugin_files:
         lines.append(
             f"pytest plugin modules, their hooks allowed (production_scan.allow): "
@@ -672,136 +469,3 @@ def next_steps(layout: Layout, survey: Survey) -> list[str]:
         "`andgate init --github` adds the workflow that gates it.",
     ]
     return ["Next steps:", *(f"  {i}. {step}" for i, step in enumerate(steps, 1))]
-
-
-MANIFEST_TEMPLATE = """\
-# andgate trust manifest, written by `andgate init`.
-# andgate sorts every test item into a trust class (oracle, property, frozen_flake,
-# untrusted), runs each class, and allows a change only when every class holds.
-# `check` reads this file from the base commit, so a change cannot relax its own
-# gate; changing it is a trust-root change that needs an owner's approval.
-# Unknown keys are errors, never ignored: a typo must not open the gate.
-# Globs use gitignore semantics: "tests/oracles/**/*.py" also matches
-# tests/oracles/test_a.py.
-version: 1
-classes:
-  # Human-owned examples: they must all pass, and must still FAIL under every
-  # known-bad fixture. Changing them without approval blocks (ORACLE_AUTHORSHIP).
-  oracle:
-    # true: an oracle change blocks unless an owner approved it.
-    require_human_owner: true
-    # Files whose test items are oracle tests. At least one glob. Proposed by init:
-    # the oracle folder and the tests this project has today (remove any that a
-    # human does not own; tests a change adds later stay untrusted).
-    globs: {oracle_globs}
-{xfail_note}\
-{oracle_suggestions}\
-    # Non-empty: only items carrying one of these markers are oracle tests
-    # (register the markers in your pytest config). Empty: every item of the files.
-    markers: []
-  # Seeded or parametrised checks whose invariant a human accepted: they must pass,
-  # with the seeds they ran with recorded (a `seed` parameter, or Hypothesis).
-  property:
-    # true: a property file counts only when it declares `# INVARIANT: <text>` and
-    # <text> is a `- <text>` line of invariants_file; otherwise it is untrusted.
-    require_accepted_invariant: true
-    globs: ["tests/properties/**/*.py"]
-{property_suggestions}\
-    markers: []
-    invariants_file: {invariants_file}
-  # Flaky tests with a live entry in freeze_file: run apart, outcome ignored.
-  frozen_flake:
-    # Entries need id, reason, first_seen, expires, owner (andgate freeze add).
-    freeze_file: {freeze_file}
-    # Only tests in these files can be frozen; oracle and property tests never are.
-    globs: {flake_globs}
-    # A marker alone never freezes a test.
-{flake_suggestions}\
-    markers: []
-# true: a failing untrusted test (any test in no class above) blocks the change.
-fail_closed_untrusted: true
-# true: every *.patch under known_bad_dir must make at least one oracle test fail.
-oracle_must_fail_known_bad: true
-known_bad_dir: {known_bad_dir}
-# Names whose approval (andgate check --approved-by NAME) lets trust-root changes in.
-owners: []
-# Empty: every changed file that is neither a test nor a trust-root file is production.
-production_globs: []
-{production_scan}\
-# sha256 of every file under fixtures_dir; `andgate lock update` writes it.
-lock_file: {lock_file}
-fixtures_dir: {fixtures_dir}
-# The longest a freeze may last (expires - first_seen), in days.
-max_freeze_days: 28
-# true: an empty property class blocks (NO_PROPERTY). Until you have a property
-# test whose invariant is accepted, every check blocks; set false to adopt first.
-require_property_class: true
-# Files the install writes that git does not track (a version file of setuptools-scm
-# or hatch-vcs): copied into every worktree of the gated head. Found by init in
-# pyproject.toml; add others `andgate doctor` reports (GENERATED_FILES).
-generated_files: {generated_files}
-"""
-
-ORACLE_README = """\
-# Oracle tests
-
-Human-owned examples: the tests that say what correct means. andgate runs them
-against the change's production code with the base commit's test side, requires
-every one to pass, and requires at least one of them to fail under each
-known-bad fixture (known_bad/). A change to these files, to fixtures/ or to the
-lock blocks unless an owner listed in the manifest approves it.
-
-Keep them readable and exact: a test that only checks types catches nothing.
-Data files the tests read go under fixtures/; pin them with `andgate lock update`.
-"""
-
-KNOWN_BAD_README = """\
-# Known-bad fixtures
-
-Each `*.patch` file here is a real bug, kept as a `git diff` of production code.
-andgate applies it (`git apply`) to a clean worktree and runs the oracle class:
-at least one oracle test must fail, which proves the oracles still catch that
-bug. A fixture that leaves every oracle passing blocks as ORACLE_NEUTRALIZED;
-one that no longer applies blocks as KNOWN_BAD_STALE.
-
-Writing one:
-
-1. Reintroduce the bug in the production code (not in tests), for example a
-   bug you fixed before or a mutation you expect the oracles to catch.
-2. Save the diff and restore the code:
-
-       git diff -- src/ > {known_bad_dir}/kb_short_name.patch
-       git checkout -- src/
-
-3. Check that it bites: `andgate replay-known-bad` lists, per fixture, whether
-   it applied and which oracle test failed.
-4. Commit it with an owner's approval (it is a trust-root file).
-
-When production code moves, refresh stale fixtures the same way. Files other
-than `*.patch` (like this README) are ignored.
-"""
-
-INVARIANTS_MD = """\
-# Accepted invariants
-
-A property test is trusted only when it declares an invariant that a human
-accepted here. In the test file write a comment line
-
-    # INVARIANT: <one sentence the test checks for every input>
-
-and accept it by adding that sentence as a list item of this file: a line that
-starts with a dash and a space. Whitespace runs and one trailing period are
-ignored when comparing; case matters. Only list items count as accepted, so
-write notes as plain paragraphs like this one.
-
-Accepted:
-"""
-
-FREEZE_YAML = """\
-# Frozen flaky tests: their outcome is logged and ignored until `expires`.
-# Every field is required; dates are YYYY-MM-DD; a freeze is expired when
-# expires <= today and may last at most max_freeze_days. An id names a node id,
-# a file path, a file stem or a function name. Manage entries with
-# `andgate freeze list | add | prune`.
-freezes: []
-"""

@@ -18,6 +18,9 @@ Each test item has `--item-timeout` seconds, as in `check`; the candidates'
 limit comes from what the items took in that first oracle run (`process.limits`),
 and a kill by a timeout counts only when the item times out again alone.
 
+What both start from (the judged tree, its config, the proposals folder, the
+replayer with the oracle class proven green): `known_bad_session.py`; what they
+print and write: `known_bad_reports.py`.
 Candidates go to a proposals folder, never into `known_bad_dir`. Exit codes:
 0 done (misses and survivors are findings, not failures), 2 could not run.
 """
@@ -25,32 +28,17 @@ Candidates go to a proposals folder, never into `known_bad_dir`. Exit codes:
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from andgate import writer
-from andgate.check.cache import GreenCache, SharedKillers, default_cache_dir
+from andgate.check.cache import default_cache_dir
 from andgate.check.discrimination.mutate import Mutant, mutants_of
-from andgate.check.oracle.phase import judged_against_itself
-from andgate.check.plan.trees import Plan
-from andgate.commands import options, proposals
-from andgate.commands.common import (
-    Target,
-    generated_notes,
-    head_plan,
-    open_target,
-    plural,
-    run_environment,
-    table,
-    target_pool,
-)
+from andgate.commands import options
+from andgate.commands.common import target_pool
 from andgate.commands.harvest import (
-    Fate,
     FixCommit,
     Harvested,
     Replayer,
@@ -61,144 +49,25 @@ from andgate.commands.harvest import (
     replay_patch,
     test_side_filter,
 )
+from andgate.commands.known_bad_reports import (
+    HarvestSummary,
+    MutantRun,
+    MutantsSummary,
+    write_harvest,
+    write_mutants,
+)
+from andgate.commands.known_bad_session import Session, open_session, oracle_replayer, tree_name
+from andgate.commands.refresh import declare_refresh
 from andgate.errors import AndgateError
 from andgate.exitcodes import Exit
-from andgate.git import Git
-from andgate.process.limits import PlainRun
-from andgate.process.requests import DEFAULT_ITEM_TIMEOUT, RunRequest
-from andgate.process.results import RunResult
-from andgate.process.run import run_parallel, run_pytest
-from andgate.process.worktree import WorktreePool
-from andgate.records import Outcome, ReplayStatus, Role
-from andgate.trust.config import BaseConfig
+from andgate.process.requests import DEFAULT_ITEM_TIMEOUT
+from andgate.process.run import run_parallel
+from andgate.records import ReplayStatus
 from andgate.trust.paths import matching
 
-HARVEST_SCHEMA = "andgate.harvest/1"
-MUTANTS_SCHEMA = "andgate.mutants/1"
 DEFAULT_BUDGET = 600.0
 DEFAULT_LIMIT = 50
 PROCESS_TIMEOUT = 300.0
-# the revert applies cleanly to HEAD
-APPLIED = (Fate.KILLED, Fate.MISSED, Fate.UNPROVEN, Fate.COSMETIC)
-
-
-@dataclass(frozen=True)
-class Session:
-    """What is judged, its config, and where the output goes: what both commands
-    start from. `head` is the judged tree's commit."""
-
-    target: Target
-    out: Path
-    # claimed before any test runs, written at the end through its descriptor;
-    # None when the command writes nothing (`mutants` without `--write`)
-    folder: writer.Folder | None
-
-    @property
-    def git(self) -> Git:
-        return self.target.git
-
-    @property
-    def head(self) -> str:
-        return self.target.commit
-
-    @property
-    def config(self) -> BaseConfig:
-        return self.target.config
-
-
-def _session(
-    repo: Path, manifest: str, out: Path | None, rev: str | None, *, writes: bool = True
-) -> Session:
-    target = open_target(repo, manifest, rev)
-    folder = proposals.proposals_folder(target.git.repo, out, target.config.manifest.known_bad_dir)
-    claimed = proposals.claim(target.git.repo, folder) if writes else None
-    return Session(target, folder, claimed)
-
-
-def _replayer(
-    session: Session,
-    pool: WorktreePool,
-    scratch: Path,
-    *,
-    deadline: float,
-    timeout: float,
-    cache_dir: Path | None,
-    item_timeout: float | None = DEFAULT_ITEM_TIMEOUT,
-) -> Replayer:
-    """The plan of HEAD, with the oracle class proven green there first: that run
-    is the plain run the candidates' replays learn their item limit from."""
-    plan = head_plan(session.git, session.head, session.config, scratch)
-    environment = run_environment(session.target, plan, item_timeout)
-    for note in generated_notes(session.target, environment):
-        print(note)
-    request = RunRequest(
-        "oracle",
-        Role.ORACLE,
-        plan.trusted_oracle_rules,
-        allow_files=plan.trusted_oracle_files,
-        environment=environment,
-    )
-    plain = PlainRun()
-    plain.ended([_require_green_oracle(session, plan, pool, request, scratch, timeout)])
-    # A fix's own tests, outside the oracle files: untrusted items of HEAD.
-    evidence = RunRequest("fix tests", Role.UNTRUSTED, plan.head_rules, environment=environment)
-    return Replayer(
-        git=session.git,
-        pool=pool,
-        commit=plan.trusted,
-        request=request,
-        scratch=scratch,
-        timeout=timeout,
-        cache=SharedKillers(cache_dir),
-        oracle_digest=plan.trusted_oracle_digest,
-        deadline=deadline,
-        evidence=evidence,
-        oracle_files=frozenset(plan.trusted_oracle_files),
-        greens=GreenCache(cache_dir),
-        plain=plain,
-    )
-
-
-def _require_green_oracle(
-    session: Session,
-    plan: Plan,
-    pool: WorktreePool,
-    request: RunRequest,
-    scratch: Path,
-    timeout: float,
-) -> RunResult:
-    # The tree judged: the working tree's snapshot (its sha means nothing to the user).
-    head, manifest = _tree_name(session), session.config.manifest
-    if not plan.trusted_oracle_files:
-        raise AndgateError(
-            f"{head} has no file matching classes.oracle.globs in {manifest.path}: "
-            "nothing can kill a candidate; point the globs at human-owned tests"
-        )
-    with pool.lease(plan.trusted) as worktree:
-        result = run_pytest(request, worktree.path, scratch, timeout)
-    if result.error:
-        raise AndgateError(f"the oracle class could not run on {head}: {result.error}")
-    items = result.selected("oracle")
-    # judged as check judges it: a platform skip is no failure here either
-    failing = [r.nodeid for r in judged_against_itself(result) if r.outcome is not Outcome.PASSED]
-    failing += [f"{n or '<session>'} (collection error)" for n, _ in result.collection_errors]
-    if failing:
-        raise AndgateError(
-            f"the oracle class does not pass on {head} ({failing[0]}"
-            f"{f' and {len(failing) - 1} more' if len(failing) > 1 else ''}), so a failure "
-            "under a candidate would prove nothing; fix the oracle first"
-        )
-    if not items:
-        raise AndgateError(f"no oracle item was collected on {head} (NO_ORACLE)")
-    return result
-
-
-def _tree_name(session: Session) -> str:
-    """How messages name what is judged: the working tree, or --rev's commit."""
-    target = session.target
-    if target.commit == target.history:
-        return f"HEAD {target.commit[:12]}" if "working tree" in target.what else target.what
-    return "the working tree (uncommitted edits included)"
 
 
 # -- harvest -------------------------------------------------------------------------------
@@ -219,7 +88,7 @@ def run_harvest(
     item_timeout: float | None = DEFAULT_ITEM_TIMEOUT,
 ) -> int:
     started = time.monotonic()
-    session = _session(repo, manifest, out, rev)
+    session = open_session(repo, manifest, out, rev)
     print(session.target.first_line("known-bad harvest"))
     since_sha = session.git.resolve(since, what="--since") if since else None
     is_production = production_filter(session.config)
@@ -232,7 +101,7 @@ def run_harvest(
         is_test=test_side_filter(session.config),
     )
     with target_pool(session.target) as (scratch, pool):
-        replayer = _replayer(
+        replayer = oracle_replayer(
             session,
             pool,
             scratch,
@@ -246,7 +115,7 @@ def run_harvest(
         results = run_parallel(_harvest_tasks(fixes, replayer, tally), jobs)
     seconds = time.monotonic() - started
     summary = HarvestSummary(session, since_sha, limit, budget, scanned, results, seconds)
-    _write_harvest(summary)
+    write_harvest(summary)
     print(summary.render_text(), end="")
     return Exit.OK
 
@@ -262,179 +131,7 @@ def _harvest_tasks(
     return [partial(task, fix, index) for index, fix in enumerate(fixes)]
 
 
-@dataclass(frozen=True)
-class HarvestSummary:
-    session: Session
-    since: str | None
-    limit: int
-    budget: float
-    scanned: int
-    results: Sequence[Harvested]
-    seconds: float
-
-    def of(self, fate: Fate) -> list[Harvested]:
-        return [r for r in self.results if r.fate is fate]
-
-    def payload(self) -> dict[str, Any]:
-        return {
-            "schema": HARVEST_SCHEMA,
-            "head": self.session.head,
-            "since": self.since,
-            "limit": self.limit,
-            "budget": self.budget,
-            "commits_scanned": self.scanned,
-            "commits": len(self.results),
-            "applied": sum(r.fate in APPLIED for r in self.results),
-            "counts": {fate.value: len(self.of(fate)) for fate in Fate},
-            "seconds": round(self.seconds, 1),
-            "results": [_harvested_json(r) for r in self.results],
-        }
-
-    def render_text(self) -> str:
-        counts = self.payload()["counts"]
-        lines = [
-            f"andgate known-bad harvest: HEAD {self.session.head[:12]}, "
-            f"{plural(len(self.results), 'commit')} that changed production code "
-            f"(of {self.scanned} walked), {self.seconds:.1f}s",
-            f"  {counts['killed']} killed (proposed), {counts['missed']} missed by the oracle "
-            f"class, {counts[Fate.UNPROVEN.value]} let through but not shown to be a fix, "
-            f"{counts['stale']} no longer apply, {counts['cosmetic']} cosmetic, "
-            f"{counts['error']} errors, "
-            f"{counts['over budget']} not tried (budget)",
-        ]
-        remembered = sum(r.remembered for r in self.results)
-        if remembered:
-            lines.append(
-                f"  {remembered} let through in an earlier run under the same oracle files "
-                "(not replayed; --no-cache replays them)"
-            )
-        for title, fate in (("proposed", Fate.KILLED), ("missed", Fate.MISSED)):
-            rows = [(r.commit.sha[:10], r.commit.subject[:60]) for r in self.of(fate)]
-            if rows:
-                lines += ["", f"{title}:", *table(rows)]
-        lines += ["", f"report: {self.session.out / 'report.md'}"]
-        return "\n".join(lines) + "\n"
-
-    def render_markdown(self) -> str:
-        counts = self.payload()["counts"]
-        lines = [
-            "# Known-bad candidates from history",
-            "",
-            f"HEAD `{self.session.head[:12]}`; {len(self.results)} commits that changed "
-            f"production code ({self.scanned} walked, limit {self.limit}, budget "
-            f"{self.budget:.0f}s), {self.seconds:.1f}s.",
-            "",
-            "These are proposals. To promote one, an owner moves it into "
-            f"`{self.session.config.manifest.known_bad_dir}` (a trust-root change).",
-            "",
-            f"## Proposed fixtures ({counts['killed']})",
-            "",
-        ]
-        lines += _md_table(
-            ("fixture", "commit", "subject", "files", "killed by", "time"),
-            [
-                (
-                    f"`{r.fixture_name}.patch`",
-                    r.commit.sha[:10],
-                    r.commit.subject,
-                    ", ".join(r.commit.files),
-                    r.killers[0] if r.killers else "",
-                    f"{r.seconds:.1f}s",
-                )
-                for r in self.of(Fate.KILLED)
-            ],
-        )
-        lines += [
-            "",
-            f"## Fixes the oracle class misses ({counts['missed']})",
-            "",
-            "Each revert applies to HEAD, every oracle item still passes, and the tests the "
-            "commit itself added or changed fail on it (and pass on HEAD): a bug the project "
-            "once fixed that its oracles would let back in.",
-            "",
-        ]
-        lines += _md_table(
-            ("commit", "subject", "files", "shown by", "time", "revert"),
-            [
-                (
-                    r.commit.sha[:10],
-                    r.commit.subject,
-                    ", ".join(r.commit.files),
-                    ", ".join(r.evidence[:3]),
-                    f"{r.seconds:.1f}s",
-                    f"`missed/{r.fixture_name}.patch`",
-                )
-                for r in self.of(Fate.MISSED)
-            ],
-        )
-        lines += [
-            "",
-            f"## Let through, not shown to be a fix ({counts[Fate.UNPROVEN.value]})",
-            "",
-            "Each revert applies to HEAD and every oracle item still passes, but nothing "
-            "shows the commit fixed a bug: it changed no test outside the oracle files, or "
-            "none of its tests fails on the revert (a refactor, a feature, maintenance).",
-            "",
-        ]
-        lines += _md_table(
-            ("commit", "subject", "files", "time"),
-            [
-                (
-                    r.commit.sha[:10],
-                    r.commit.subject,
-                    ", ".join(r.commit.files),
-                    f"{r.seconds:.1f}s" + (" (remembered)" if r.remembered else ""),
-                )
-                for r in self.of(Fate.UNPROVEN)
-            ],
-        )
-        shown = (Fate.KILLED, Fate.MISSED, Fate.UNPROVEN)
-        others = [r for r in self.results if r.fate not in shown]
-        lines += ["", f"## Not replayed ({len(others)})", ""]
-        lines += _md_table(
-            ("commit", "subject", "why"),
-            [(r.commit.sha[:10], r.commit.subject, r.problem or r.fate.value) for r in others],
-        )
-        return "\n".join(lines) + "\n"
-
-
-def _harvested_json(result: Harvested) -> dict[str, Any]:
-    return {
-        "commit": result.commit.sha,
-        "subject": result.commit.subject,
-        "files": list(result.commit.files),
-        "fate": result.fate.value,
-        "killed_by": list(result.killers),
-        "seconds": round(result.seconds, 2),
-        "problem": result.problem,
-        "fixture": f"{result.fixture_name}.patch" if result.fate is Fate.KILLED else None,
-        "shown_by": list(result.evidence),
-        "remembered": result.remembered,
-    }
-
-
-def _write_harvest(summary: HarvestSummary) -> None:
-    folder = summary.session.folder
-    assert folder is not None
-    with folder:
-        for result in summary.of(Fate.KILLED):
-            folder.put(f"{result.fixture_name}.patch", result.patch)
-        for result in summary.of(Fate.MISSED):
-            folder.put(f"missed/{result.fixture_name}.patch", result.patch)
-        folder.put("report.json", _json(summary.payload()))
-        folder.put("report.md", summary.render_markdown().encode("utf-8"))
-
-
 # -- mutants -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MutantRun:
-    mutant: Mutant
-    status: str  # killed, survived, error, not run
-    killers: tuple[str, ...] = ()
-    seconds: float = 0.0
-    problem: str = ""
 
 
 def run_mutants(
@@ -452,17 +149,17 @@ def run_mutants(
     item_timeout: float | None = DEFAULT_ITEM_TIMEOUT,
 ) -> int:
     started = time.monotonic()
-    session = _session(repo, manifest, out, rev, writes=write > 0)
+    session = open_session(repo, manifest, out, rev, writes=write > 0)
     print(session.target.first_line("known-bad mutants"))
     mutants = _mutants_at_head(session, paths)
     if not mutants:
         where = f" matching {' '.join(paths)}" if paths else ""
         raise AndgateError(
-            f"no production function to mutate in {_tree_name(session)}{where}; "
+            f"no production function to mutate in {tree_name(session)}{where}; "
             "check --paths (gitignore-style globs relative to the repository root)"
         )
     with target_pool(session.target) as (scratch, pool):
-        replayer = _replayer(
+        replayer = oracle_replayer(
             session,
             pool,
             scratch,
@@ -476,7 +173,7 @@ def run_mutants(
     summary = MutantsSummary(session, runs, time.monotonic() - started, budget)
     chosen = most_useful([r for r in runs if r.status == "killed"], write)
     if write:
-        _write_mutants(summary, chosen)
+        write_mutants(summary, chosen)
     print(summary.render_text(chosen), end="")
     return Exit.OK
 
@@ -533,106 +230,6 @@ def most_useful(killed: Sequence[MutantRun], count: int) -> list[MutantRun]:
     return (first + rest)[:count]
 
 
-def mutant_fixture_name(mutant: Mutant) -> str:
-    stem = mutant.path.rsplit("/", 1)[-1].removesuffix(".py")
-    function = mutant.function.replace(".", "_")
-    return f"kb_mut_{stem}_{function}_{mutant.line}_{mutant.kind}.patch"
-
-
-@dataclass(frozen=True)
-class MutantsSummary:
-    session: Session
-    runs: Sequence[MutantRun]
-    seconds: float
-    budget: float
-
-    def per_function(self) -> list[tuple[str, str, int, int, int]]:
-        """(path, function, mutants, killed, survived) in source order."""
-        rows: dict[tuple[str, str], list[int]] = {}
-        for run in self.runs:
-            counts = rows.setdefault((run.mutant.path, run.mutant.function), [0, 0, 0])
-            counts[0] += 1
-            counts[1] += run.status == "killed"
-            counts[2] += run.status == "survived"
-        return [(p, f, *c) for (p, f), c in rows.items()]  # type: ignore[misc]
-
-    def count(self, status: str) -> int:
-        return sum(r.status == status for r in self.runs)
-
-    def payload(self, chosen: Sequence[MutantRun]) -> dict[str, Any]:
-        return {
-            "schema": MUTANTS_SCHEMA,
-            "head": self.session.head,
-            "budget": self.budget,
-            "seconds": round(self.seconds, 1),
-            "counts": {s: self.count(s) for s in ("killed", "survived", "error", "not run")},
-            "functions": [
-                {"path": p, "function": f, "mutants": n, "killed": k, "survived": s}
-                for p, f, n, k, s in self.per_function()
-            ],
-            "mutants": [
-                {
-                    "path": r.mutant.path,
-                    "function": r.mutant.function,
-                    "line": r.mutant.line,
-                    "kind": r.mutant.kind,
-                    "description": r.mutant.description,
-                    "status": r.status,
-                    "killed_by": list(r.killers),
-                    "seconds": round(r.seconds, 2),
-                    "problem": r.problem,
-                }
-                for r in self.runs
-            ],
-            "written": [mutant_fixture_name(r.mutant) for r in chosen],
-        }
-
-    def render_text(self, chosen: Sequence[MutantRun]) -> str:
-        lines = [
-            f"andgate known-bad mutants: HEAD {self.session.head[:12]}, "
-            f"{plural(len(self.runs), 'mutant')}: {self.count('killed')} killed, "
-            f"{self.count('survived')} survived, {self.count('error')} errors, "
-            f"{self.count('not run')} not run (budget), {self.seconds:.1f}s",
-            "",
-        ]
-        rows = [("file", "function", "mutants", "killed", "survived")]
-        rows += [(p, f, str(n), str(k), str(s)) for p, f, n, k, s in self.per_function()]
-        lines += table(rows)
-        survivors = [r for r in self.runs if r.status == "survived"]
-        if survivors:
-            lines += ["", "survivors (where the oracles are blind):"]
-            lines += table([_where(r) for r in survivors])
-        if chosen:
-            lines += ["", f"proposed in {self.session.out}:"]
-            lines += [f"  {mutant_fixture_name(r.mutant)}" for r in chosen]
-        return "\n".join(lines) + "\n"
-
-
-def _where(run: MutantRun) -> tuple[str, str, str]:
-    m = run.mutant
-    return (f"{m.path}:{m.line}", m.function, m.description)
-
-
-def _write_mutants(summary: MutantsSummary, chosen: Sequence[MutantRun]) -> None:
-    folder = summary.session.folder
-    assert folder is not None
-    with folder:
-        for run in chosen:
-            folder.put(mutant_fixture_name(run.mutant), run.mutant.patch)
-        folder.put("mutants.json", _json(summary.payload(chosen)))
-
-
-def _md_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
-    if not rows:
-        return ["(none)"]
-    cells = [header, tuple("---" for _ in header), *rows]
-    return ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
-
-
-def _json(payload: dict[str, Any]) -> bytes:
-    return (json.dumps(payload, indent=2, sort_keys=False) + "\n").encode("utf-8")
-
-
 # -- the command line ---------------------------------------------------------------------
 
 
@@ -640,7 +237,8 @@ def declare(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Find where known-bad fixtures come from, on the working tree as it is (uncommitted "
         "edits included; --rev for a commit) in temporary worktrees. Candidates go to a "
-        "proposals folder, never into known_bad_dir. Exit 0 done, 2 could not run."
+        "proposals folder, never into known_bad_dir; `refresh` rewrites stale fixtures in "
+        "known_bad_dir for the current code. Exit 0 done, 2 could not run."
     )
     actions = parser.add_subparsers(dest="known_bad_command", metavar="ACTION", required=True)
     harvest = actions.add_parser(
@@ -687,6 +285,7 @@ def declare(parser: argparse.ArgumentParser) -> None:
     for action, handler in ((harvest, _harvest), (mutants, _mutants)):
         _add_common_options(action)
         options.handled_by(action, handler)
+    declare_refresh(actions)  # the stale fixtures of known_bad_dir, for the current code
 
 
 def _add_common_options(action: argparse.ArgumentParser) -> None:

@@ -32,6 +32,9 @@ class Rules:
     flake_files: frozenset[str] = frozenset()
     flake_markers: frozenset[str] = frozenset()
     live_freezes: tuple[str, ...] = field(default=())
+    # Files the change adds under an oracle glob, unapproved: the change's own tests,
+    # untrusted (said as the reason they are not oracle items).
+    added_oracle_files: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,6 +71,8 @@ def classify_item(item: ItemFacts, rules: Rules) -> tuple[TrustClass, str]:
     """The item's class and a short reason, in the contract's order:
     oracle, property, frozen_flake, untrusted."""
     why = "no trust rule matches"
+    if item.path in rules.added_oracle_files:
+        why = "added by the change under an oracle glob: untrusted until an owner approves it"
     if item.path in rules.oracle_files:
         if _marker_ok(item, rules.oracle_markers):
             return TrustClass.ORACLE, "file matches an oracle glob"

@@ -30,13 +30,9 @@ It imports only pytest and the standard library, opens files only inside
 
 from __future__ import annotations
 
-import hashlib
 import json
-import mmap
 import os
-import signal
 import sys
-import threading
 import time
 from collections.abc import Generator
 from pathlib import Path
@@ -46,6 +42,18 @@ import pytest
 
 from andgate.plugin import integrity, isolation, redirect
 from andgate.plugin.classify import Rules, classify_item
+from andgate.plugin.item_clock import ItemClock, RunningItems, armed, timed_out_message
+from andgate.plugin.item_reports import (
+    failure_summary,
+    is_subtest,
+    missing_modules,
+    params_digest,
+    seeds_of,
+    skip_mark,
+    skip_reason,
+    tail,
+    xfail_mark,
+)
 from andgate.plugin.shard import owns
 from andgate.records import XDIST_COLLECTIONS_DIFFER, ItemFacts, Role, TrustClass
 
@@ -54,20 +62,6 @@ RECORDER_KEY = pytest.StashKey["Recorder"]()
 WORKER_KEY = "andgate"
 # Worse outcomes win when an item reports a phase more than once.
 SEVERITY = {"passed": 0, "skipped": 1, "failed": 2}
-# After an item's time is up, its alarm fires again this often: code that swallows
-# the first ItemTimeout (`except BaseException`) still stops.
-REFIRE = 1.0
-# A teardown after the item's time is up still gets this long to clean up.
-TEARDOWN_GRACE = 5.0
-
-
-class ItemTimeout(BaseException):
-    """Raised in the main thread when a test item runs past its limit. Not an
-    Exception: test code's `except Exception` must not swallow it."""
-
-
-def timed_out_message(limit: float) -> str:
-    return f"timed out after {limit:g} s"
 
 
 def activate(spec_path: str) -> None:
@@ -214,7 +208,7 @@ class Recorder:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             text = str(report.longrepr)
-            message = _short(text)
+            message = tail(text)
             if text.startswith(XDIST_COLLECTIONS_DIFFER) and not message.startswith(
                 XDIST_COLLECTIONS_DIFFER
             ):
@@ -242,10 +236,10 @@ class Recorder:
             wanted = wanted and facts.nodeid not in self.skip_items
             record = {**facts.to_json(), "class": cls.value, "why": why}
             if wanted and self.role is not Role.COLLECT:
-                record["skip_mark"] = _skip_mark(item)
-                record["params"] = _params_digest(item)
+                record["skip_mark"] = skip_mark(item)
+                record["params"] = params_digest(item)
             elif self.role is Role.COLLECT and cls is TrustClass.ORACLE:
-                xfail = _xfail_mark(item)  # doctor names them: an oracle that xfails fails
+                xfail = xfail_mark(item)  # doctor names them: an oracle that xfails fails
                 if xfail is not None:
                     record["xfail_mark"] = xfail
             self.items[facts.nodeid] = record
@@ -316,21 +310,21 @@ class Recorder:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, Any, None]:
-        with _armed(self.clock, "setup"):
+        with armed(self.clock, "setup"):
             yield
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
         """Just before the test body: a seed is recorded only if it ran."""
-        seeds = _seeds_of(item)
+        seeds = seeds_of(item)
         if seeds:
             self.seeds.setdefault(self.canonical.get(item.nodeid, item.nodeid), []).extend(seeds)
-        with _armed(self.clock, "call"):
+        with armed(self.clock, "call"):
             yield
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, Any, None]:
-        with _armed(self.clock, "teardown"):
+        with armed(self.clock, "teardown"):
             yield
 
     @pytest.hookimpl(hookwrapper=True)
@@ -368,14 +362,14 @@ class Recorder:
         outcome: str = report.outcome  # pytest's three, and pytest-rerunfailures' "rerun"
         if outcome == "rerun":
             entry["reruns"] = entry.get("reruns", 0) + 1
-            entry.setdefault("rerun_message", _failure_summary(report))
-            entry.setdefault("attempts", []).append([report.when, _failure_summary(report)])
+            entry.setdefault("rerun_message", failure_summary(report))
+            entry.setdefault("attempts", []).append([report.when, failure_summary(report)])
             return
-        if _is_subtest(report):
+        if is_subtest(report):
             if report.failed:
                 entry["subtests_failed"] = entry.get("subtests_failed", 0) + 1
                 entry["call"] = "failed"
-                entry.setdefault("message", f"sub-test failed: {_failure_summary(report)}")
+                entry.setdefault("message", f"sub-test failed: {failure_summary(report)}")
             return
         previous = entry.get(report.when)
         if previous is None or SEVERITY.get(report.outcome, 3) > SEVERITY.get(previous, 3):
@@ -389,10 +383,10 @@ class Recorder:
             entry["wasxfail"] = True
             entry.setdefault("message", str(report.wasxfail))
         if report.failed:
-            entry.setdefault("message", _failure_summary(report))
+            entry.setdefault("message", failure_summary(report))
         elif report.skipped and not hasattr(report, "wasxfail"):
             entry["skip_when"] = report.when
-            entry.setdefault("message", _skip_reason(report))
+            entry.setdefault("message", skip_reason(report))
             if getattr(report, "andgate_missing_module", False):
                 entry["skip_missing_module"] = True
                 # The modules the ImportErrors name ("" for one that names none): the
@@ -485,117 +479,6 @@ class Recorder:
         }
 
 
-class ItemClock:
-    """One time limit for every item of a process, enforced in the main thread by
-    SIGALRM (`setitimer`): the handler raises ItemTimeout between two bytecodes, so
-    a loop that holds the GIL stops, and a sleep or a lock wait is interrupted.
-    Armed only while a phase of an item runs, never while pytest reports."""
-
-    def __init__(self, limit: float) -> None:
-        self.limit = limit
-        self.nodeid: str | None = None
-        self.deadline = 0.0
-        self.when = ""
-        self.fired: dict[tuple[str, str], float] = {}  # (nodeid, phase) -> limit
-        self.previous: Any = None  # the SIGALRM handler the suite had
-
-    def start(self, nodeid: str) -> None:
-        self.nodeid, self.deadline = nodeid, time.monotonic() + self.limit
-
-    def stop(self) -> None:
-        self.nodeid = None
-
-    def fired_in(self, nodeid: str, when: str) -> float | None:
-        return self.fired.get((nodeid, when))
-
-    def arm(self, when: str) -> bool:
-        """Start the alarm for this phase; False where no alarm can be set (not the
-        main thread: signal handlers run only there)."""
-        if self.nodeid is None or threading.current_thread() is not threading.main_thread():
-            return False
-        self.when = when
-        left = self.deadline - time.monotonic()
-        if left <= 0 and when == "teardown":
-            left = TEARDOWN_GRACE
-        self.previous = signal.signal(signal.SIGALRM, self._fire)
-        signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
-        return True
-
-    def disarm(self) -> None:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, self.previous or signal.SIG_DFL)
-
-    def _fire(self, signum: int, frame: Any) -> None:
-        if self.nodeid is None:
-            return
-        self.fired[(self.nodeid, self.when)] = self.limit
-        signal.setitimer(signal.ITIMER_REAL, REFIRE)
-        raise ItemTimeout(timed_out_message(self.limit))
-
-
-class RunningItems:
-    """The node ids of the items running now, one a line, in a small shared memory
-    map of `path` (ended by a NUL): when an item blocks where no signal handler
-    runs, the gate's stall watch names it (`process.run.StallWatch`). A map, not a
-    write per item: the page is the file's, visible to the gate as soon as it is
-    written, at about a microsecond an item (ext4 flushes a rewritten file on close:
-    milliseconds an item). Where no map can be made, nothing is named."""
-
-    SIZE = 4096
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.now: dict[str, None] = {}  # in the order they started (xdist: one a worker)
-        self.map: mmap.mmap | None = None
-        self.broken = False
-
-    def start(self, nodeid: str) -> None:
-        self.now[nodeid] = None
-        self._show()
-
-    def finish(self, nodeid: str) -> None:
-        """Forgotten; shown at once only while others run (xdist's workers), else with
-        the next start: one write an item. Between two items of one process the map
-        still names the one that just finished."""
-        self.now.pop(nodeid, None)
-        if self.now:
-            self._show()
-
-    def _show(self) -> None:
-        if self.map is None and not self._open():
-            return
-        assert self.map is not None
-        text = "".join(f"{n}\n" for n in self.now).encode("utf-8", "surrogateescape")
-        data = text[: self.SIZE - 1] + b"\0"
-        self.map[: len(data)] = data
-
-    def _open(self) -> bool:
-        if self.broken:
-            return False
-        try:
-            with open(self.path, "w+b") as fh:
-                fh.truncate(self.SIZE)
-                self.map = mmap.mmap(fh.fileno(), self.SIZE)  # outlives the descriptor
-        except (OSError, ValueError):
-            self.broken = True
-            return False
-        return True
-
-
-class _armed:
-    """The item's alarm around one phase (nothing without a limit)."""
-
-    def __init__(self, clock: ItemClock | None, when: str) -> None:
-        self.clock, self.when, self.on = clock, when, False
-
-    def __enter__(self) -> None:
-        self.on = self.clock is not None and self.clock.arm(self.when)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.on and self.clock is not None:
-            self.clock.disarm()
-
-
 def _add_seconds(entry: dict[str, Any], duration: float) -> None:
     """An item's time over its phases, to a tenth of a second and only from 0.1 s:
     a run's durations bound the limit of the item's later runs, and most items
@@ -617,142 +500,3 @@ def _drop_idle_hypothesis_summary(config: pytest.Config) -> None:
     plugin = sys.modules.get("_hypothesis_pytestplugin")
     if plugin is not None and config.pluginmanager.is_registered(plugin):
         config.pluginmanager.unregister(plugin)
-
-
-def _is_subtest(report: pytest.TestReport) -> bool:
-    """A sub-test's report (pytest's `subtests`, unittest `subTest`, pytest-subtests)."""
-    return type(report).__name__ in ("SubtestReport", "SubTestReport")
-
-
-PLAIN = (str, int, float, bool, bytes, type(None))
-
-
-def _plain(value: Any, depth: int = 0) -> Any:
-    """A parameter value as comparable plain data, or raise TypeError: only values
-    whose repr is the same in every process can be compared across processes."""
-    if depth > 20:
-        raise TypeError("nested too deeply")
-    if isinstance(value, PLAIN):
-        return [type(value).__name__, repr(value)]
-    if isinstance(value, (list, tuple)):
-        return [type(value).__name__, [_plain(v, depth + 1) for v in value]]
-    if isinstance(value, dict):
-        return ["dict", sorted((repr(k), _plain(v, depth + 1)) for k, v in value.items())]
-    raise TypeError(type(value).__name__)
-
-
-def _params_digest(item: pytest.Item) -> str | None:
-    """A digest of the item's parameter values, when they are plain data (else None):
-    base's collection and head's oracle run compare them id by id."""
-    callspec = getattr(item, "callspec", None)
-    if callspec is None:
-        return None
-    try:
-        plain = json.dumps(sorted((k, _plain(v)) for k, v in callspec.params.items()))
-    except (TypeError, ValueError, RecursionError):
-        return None
-    return hashlib.sha256(plain.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-
-
-def _skip_mark(item: pytest.Item) -> str | None:
-    """The reason a skip/skipif mark skips this item here, or None. Evaluated
-    with pytest's own rules; a condition that cannot be evaluated is no skip."""
-    try:
-        from _pytest.skipping import evaluate_skip_marks
-
-        skip = evaluate_skip_marks(item)
-    except (Exception, pytest.fail.Exception, pytest.skip.Exception):
-        return None
-    return None if skip is None else str(skip.reason)
-
-
-def _xfail_mark(item: pytest.Item) -> str | None:
-    """The reason an xfail mark makes this item xfail here ("" when it gives none),
-    or None. Evaluated with pytest's own rules; a condition that cannot be
-    evaluated is no xfail (pytest errors the item: it fails anyway)."""
-    if item.get_closest_marker("xfail") is None:
-        return None
-    try:
-        from _pytest.skipping import evaluate_xfail_marks
-
-        xfail = evaluate_xfail_marks(item)
-    except (Exception, pytest.fail.Exception, pytest.skip.Exception):
-        return None
-    return None if xfail is None else str(xfail.reason)
-
-
-def _missing_module(excinfo: Any) -> bool:
-    """Whether an exception is, or was raised while handling or because of, an
-    ImportError, or came out of `pytest.importorskip`: a skip for a missing module."""
-    return missing_modules(excinfo) is not None
-
-
-def missing_modules(excinfo: Any) -> tuple[str, ...] | None:
-    """The modules a skip for a missing module names, or None when it is none:
-    each ImportError's `name` in the exception's chain (the module that could not
-    be imported: `dbm.gnu` failing names `_gdbm`), and the name given to
-    `pytest.importorskip`; "" for an ImportError that names no module."""
-    exc, seen = getattr(excinfo, "value", None), set()
-    names: list[str] = []
-    found = False
-    while isinstance(exc, BaseException) and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, ImportError):
-            found = True
-            names.append(exc.name if isinstance(exc.name, str) else "")
-        asked = _importorskip_name(exc.__traceback__)
-        if asked is not None:
-            found = True
-            names.append(asked)
-        exc = exc.__cause__ or exc.__context__
-    return tuple(dict.fromkeys(names)) if found else None
-
-
-def _importorskip_name(tb: Any) -> str | None:
-    """The module `pytest.importorskip` was asked for, when it raised this."""
-    code = getattr(pytest.importorskip, "__code__", None)
-    while tb is not None:
-        if tb.tb_frame.f_code is code:
-            name = tb.tb_frame.f_locals.get("modname")
-            return name if isinstance(name, str) else ""
-        tb = tb.tb_next
-    return None
-
-
-def _skip_reason(report: pytest.TestReport) -> str:
-    """pytest's reason for a skip ("requires Python 3.13"), without "Skipped: "."""
-    longrepr = report.longrepr
-    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
-    return str(reason).removeprefix("Skipped: ").strip()[:300]
-
-
-def _seeds_of(item: pytest.Item) -> list[Any]:
-    """The seeds this item runs with: a `seed` parameter, or Hypothesis's seed."""
-    seeds: list[Any] = []
-    callspec = getattr(item, "callspec", None)
-    if callspec is not None and "seed" in callspec.params:
-        value = callspec.params["seed"]
-        if isinstance(value, (int, str)) and not isinstance(value, bool):
-            seeds.append(value)
-    func = getattr(item, "obj", None)
-    if getattr(func, "is_hypothesis_test", False):
-        forced = getattr(func, "_hypothesis_internal_use_seed", None)
-        chosen = forced if forced is not None else item.config.getoption("hypothesis_seed", None)
-        if chosen is not None:
-            seeds.append(f"hypothesis:{chosen}")
-    return seeds
-
-
-def _failure_summary(report: pytest.TestReport) -> str:
-    """pytest's own one-line crash message ("assert 1 == 2", "KeyError: 'x'"),
-    or the tail of the report when there is none."""
-    crash = getattr(report.longrepr, "reprcrash", None)
-    lines = str(getattr(crash, "message", "")).strip().splitlines()
-    return lines[0][:300] if lines else _short(report.longreprtext)
-
-
-def _short(text: str, limit: int = 600) -> str:
-    """The last meaningful lines of a failure: enough to read in a summary."""
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    tail = "\n".join(lines[-6:])
-    return tail[-limit:]

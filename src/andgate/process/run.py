@@ -242,7 +242,7 @@ def _run_session(
 class StallWatch:
     """Whether a pytest process stopped finishing items: its progress file (written
     once collection is done and as items finish) has not changed for `after` s; and
-    which items it was running then (`plugin.hooks.RunningItems`, beside it)."""
+    which items it was running then (`plugin.item_clock.RunningItems`, beside it)."""
 
     def __init__(self, progress: Path, after: float) -> None:
         self.progress, self.after = progress, after

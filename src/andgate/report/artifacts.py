@@ -134,6 +134,8 @@ class KnownBadJson:
         return json_bytes(
             {
                 "schema": "andgate.known_bad/1",
+                # base's fixtures replay, head's once an owner approved head
+                "fixtures_from": ctx.known_bad_from or ctx.base,
                 "fixtures": [
                     {
                         "name": r.name,

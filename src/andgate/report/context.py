@@ -45,6 +45,7 @@ class ReportContext:
     dispute_sources: Mapping[str, Any] = field(default_factory=dict)
     disputes_file: str = ""
     generated: Sequence[tuple[str, str]] = ()  # (path, sha256) carried into the worktrees
+    known_bad_from: str | None = None  # head, when an owner's approval of head replays its fixtures
 
 
 def verdict_payload(ctx: ReportContext) -> dict[str, Any]:

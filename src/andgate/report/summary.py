@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from andgate.records import Bit, DisputeStatus, EvidenceFacts, Finding
@@ -128,7 +129,7 @@ class SummaryMarkdown:
     def _counts(self, ctx: ReportContext) -> list[str]:
         c = ctx.verdict.counts
         keys = ("oracle", "property", "frozen_flake", "untrusted")
-        return [
+        lines = [
             "## Tests per class",
             "",
             "| " + " | ".join(keys) + " |",
@@ -136,13 +137,18 @@ class SummaryMarkdown:
             "| " + " | ".join(str(c.get(k, 0)) for k in keys) + " |",
             "",
         ]
+        return lines + _not_run(ctx) + _added_under_oracle_globs(ctx)
 
     def _known_bad(self, ctx: ReportContext) -> list[str]:
         if not ctx.replays:
             return []
-        lines = [
-            "## Known-bad fixtures",
-            "",
+        lines = ["## Known-bad fixtures", ""]
+        if ctx.known_bad_from is not None:
+            lines += [
+                f"Head's fixtures (`{ctx.known_bad_from[:12]}`): an owner approved head.",
+                "",
+            ]
+        lines += [
             "| fixture | applies | failed oracle items | seconds |",
             "|---|---|---|---:|",
         ]
@@ -208,6 +214,36 @@ def _weakened(facts: EvidenceFacts) -> list[str]:
 
 def _cell(text: str) -> str:
     return _code(text).replace("|", "\\|")
+
+
+def _not_run(ctx: ReportContext) -> list[str]:
+    """Items head collected that ran in no class process: a class whose items did not
+    run has not passed them, whatever its check says."""
+    missing = [r for r in ctx.inventory if r.outcome is None]
+    if not missing:
+        return []
+    by_class = Counter(r.cls for r in missing)
+    counted = ", ".join(f"{n} {cls}" for cls, n in sorted(by_class.items()))
+    shown = ", ".join(_code(r.facts.nodeid) for r in missing[:SUMMARY_PER_CODE])
+    more = f" and {len(missing) - SUMMARY_PER_CODE} more" if len(missing) > SUMMARY_PER_CODE else ""
+    return [
+        f"Collected on head but run in no class process ({counted}): {shown}{more}. "
+        "Their class's check does not cover them (an oracle file the change edits runs "
+        "as base has it).",
+        "",
+    ]
+
+
+def _added_under_oracle_globs(ctx: ReportContext) -> list[str]:
+    added = ctx.changes.added_under_oracle_globs if ctx.changes is not None else ()
+    if not added:
+        return []
+    return [
+        f"Added under an oracle glob, so run as the change's own (untrusted) tests: "
+        f"{', '.join(_code(p) for p in added)}. Once merged they are oracle files; an "
+        "owner's approval makes them oracles in this change.",
+        "",
+    ]
 
 
 def _grouped(findings: Sequence[Finding], *, bold: bool) -> list[str]:

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from andgate.errors import AndgateError, ManifestError
-from andgate.git import Git
+from andgate.git import Change, Git
 from andgate.records import Finding, Warning_
 
 PYPROJECT = "pyproject.toml"
@@ -93,3 +95,58 @@ def config_source(git: Git, base: str, head: str, manifest_path: str) -> Adoptio
         "create it with `andgate init`, commit it in a change of its own (that change "
         "adopts andgate) or pass --manifest PATH"
     )
+
+
+# -- the agent instruction block `andgate init --agents FILE` writes ---------------------------
+
+AGENTS_MARKER = "<!-- andgate: oracle disputes -->"
+AGENT_BLOCK = """\
+{marker}
+## Oracle tests (andgate)
+
+This repository is gated by andgate. The oracle tests (the files `{manifest}` names
+under `classes.oracle`), their fixtures, the known-bad patches and the lock file are
+owned by humans.
+
+- Never edit, skip, delete or weaken an oracle test or its fixtures, and never make
+  production code behave differently under test.
+- If an oracle test contradicts your task, do not work around it. Run
+  `andgate dispute NODEID --reason "which part of the task it contradicts"`, commit
+  the disputes file it writes with your change, and stop. The gate blocks the change
+  with ORACLE_DISPUTED and shows your reason to the test's owner, who decides.
+"""
+# Files Python (or an installer) reads as code: never an agent instruction file.
+CODE_SUFFIXES = frozenset({".py", ".pyi", ".pyx", ".pxd", ".pth", ".so", ".pyd", ".cfg", ".toml"})
+
+
+def agent_block(manifest: str) -> str:
+    return AGENT_BLOCK.format(marker=AGENTS_MARKER, manifest=manifest)
+
+
+def with_agent_block(existing: str | None, manifest: str) -> str:
+    """An agent instruction file with the block added: created, or appended to."""
+    block = agent_block(manifest)
+    return existing.rstrip("\n") + "\n\n" + block if existing else block
+
+
+def agent_block_files(
+    git: Git, base: str, head: str, changes: Iterable[Change], manifest: str
+) -> frozenset[str]:
+    """The files the adopting change adds the andgate block to, and changes in no other
+    way, exactly as `andgate init --agents FILE` writes them: documentation for coding
+    agents, which an adopting change may add (it is no production code)."""
+    found = set()
+    for change in changes:
+        path = change.paths[-1]
+        if len(change.paths) != 1 or PurePosixPath(path).suffix.lower() in CODE_SUFFIXES:
+            continue  # a rename or a deletion is no block added; code is code
+        after = git.read_blob(head, path)
+        before = git.read_blob(base, path)
+        try:
+            text = None if after is None else after.decode("utf-8")
+            old = None if before is None else before.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if text is not None and text == with_agent_block(old, manifest):
+            found.add(path)
+    return frozenset(found)

@@ -25,6 +25,7 @@ from andgate.trust.paths import (
     is_gitattributes,
     is_pytest_config_name,
     is_test_file,
+    is_test_module,
     is_under,
     matches,
 )
@@ -74,13 +75,25 @@ def is_trust_root(path: str, manifest: Manifest, config_differs: Callable[[str],
     return is_pytest_config_name(path) and config_differs(path)
 
 
-def oracle_file_rule(manifest: Manifest, holders: Collection[str]) -> Callable[[str], bool]:
+def oracle_file_rule(
+    manifest: Manifest, holders: Collection[str], base_oracle: Collection[str] | None = None
+) -> Callable[[str], bool]:
     """Is a path an oracle-class file? With oracle markers, only a globbed file that
-    held an oracle item on base or head (`holders`) counts."""
+    held an oracle item on base or head (`holders`) counts. With `base_oracle` (base's
+    files that match the oracle globs; None once an owner approved head), a test module
+    the change adds is not one: its tests are the change's own, untrusted, and ran in
+    the untrusted process; editing, deleting or renaming one of base's stays authorship,
+    and so does adding any other file under an oracle glob (`plan.trees.oracle_files_rule`)."""
     oracle = manifest.oracle
+
+    def globbed(path: str) -> bool:
+        if base_oracle is not None and is_test_module(path) and path not in base_oracle:
+            return False
+        return matches(path, oracle.globs)
+
     if not oracle.markers:
-        return lambda path: matches(path, oracle.globs)
-    return lambda path: matches(path, oracle.globs) and path in holders
+        return globbed
+    return lambda path: globbed(path) and path in holders
 
 
 def sort_changes(
@@ -140,18 +153,23 @@ def _config_reasons(
     return tuple((p, why[p]) for p in sorted(paths) if p in why)
 
 
-def adopting(facts: ChangeFacts, changes: Iterable[Change]) -> ChangeFacts:
+def adopting(
+    facts: ChangeFacts, changes: Iterable[Change], agent_files: Collection[str] = ()
+) -> ChangeFacts:
     """The facts of a change that adopts andgate. Its own manifest sorted the paths,
     and a manifest written by the change must not decide what counts as production
     code: `production_globs`, `test_support_globs`, a glob or folder that names code
     would let the change edit production code while it adopts. So every changed path
     is production unless the manifest's sorting put it on the test or trust side and
-    it is not Python outside a test file by name or folder."""
+    it is not Python outside a test file by name or folder. `agent_files`: agent
+    instruction files the change adds the andgate block to and changes in no other way
+    (`adoption.agent_block_files`): `init --agents` writes them as part of adopting."""
     kept = {*facts.oracle_paths, *facts.trust_root_paths, *facts.test_paths}
     production = {
         path
         for change in changes
         for path in change.paths
-        if path not in kept or (path.endswith(".py") and not is_test_file(path))
+        if (path not in kept or (path.endswith(".py") and not is_test_file(path)))
+        and path not in agent_files
     }
     return replace(facts, production_paths=tuple(sorted(production)), adopting=True)

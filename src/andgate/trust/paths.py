@@ -44,6 +44,12 @@ def is_under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder + "/")
 
 
+def is_test_module(path: str) -> bool:
+    """A file pytest collects tests from by default: `test_*.py` or `*_test.py`."""
+    name = PurePosixPath(path).name
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
 def is_test_file(path: str) -> bool:
     """conftest.py, test_*.py, *_test.py, or anything under a `tests`, `test` or
     `testing` folder."""

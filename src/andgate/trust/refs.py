@@ -1,10 +1,11 @@
-"""Which commits a check gates: `--base` (or the merge-base with the upstream
-default branch) and `--head`, and what in the checkout is not gated."""
+"""Which commits a check gates: `--base` (or the merge-base with the upstream default
+branch, said on the first line) and `--head`, and what in the checkout is not gated."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +15,73 @@ from andgate.records import Finding, Warning_
 from andgate.trust.github import SHA_RE
 
 
-def resolve_base(git: Git, base: str | None, head: str) -> str:
-    """`base` as a commit, else the merge-base of `head` with the upstream
-    default branch; every way this can fail says how to fix it."""
+@dataclass(frozen=True)
+class BaseChoice:
+    """The commit a check gates against, and how it was chosen (for the first line)."""
+
+    sha: str
+    how: str
+
+    def describe(self) -> str:
+        return f"base {self.sha[:12]} ({self.how})"
+
+
+def short_ref(ref: str) -> str:
+    for prefix in ("refs/heads/", "refs/remotes/"):
+        if ref.startswith(prefix):
+            return ref.removeprefix(prefix)
+    return ref
+
+
+def local_default(git: Git, upstream: str | None, head: str) -> str | None:
+    """The local branch of the upstream default branch's name (else main, else master),
+    when `head` is not on it: a branch `head` is on, or is behind, holds the change."""
+    names = [f"refs/heads/{upstream.rsplit('/', 1)[-1]}"] if upstream else []
+    names += ["refs/heads/main", "refs/heads/master"]
+    head_sha = git.resolve(head, what="--head")
+    for ref in names:
+        if git.run("rev-parse", "--verify", "--quiet", ref, check=False).returncode != 0:
+            continue
+        return None if git.merge_base(ref, head_sha) == head_sha else ref
+    return None
+
+
+def local_ahead(git: Git, upstream: str, head: str) -> str | None:
+    """The local default branch, when it holds every commit of `upstream` and more (an
+    adoption committed on `main` and not pushed): a base the user may have meant."""
+    local = local_default(git, upstream, head)
+    if local is None:
+        return None
+    up = git.resolve(upstream, what="the upstream branch")
+    if up != git.resolve(local, what="the local branch") and git.merge_base(up, local) == up:
+        return local
+    return None
+
+
+def resolve_base(git: Git, base: str | None, head: str) -> BaseChoice:
+    """`base` as a commit, else the merge-base of `head` with the upstream default
+    branch (contract section 3); every way this can fail says how to fix it. How it was
+    picked is said on the command's first line, with the local default branch when that
+    one is ahead of the upstream (then `--base` names it)."""
     if base:
-        return git.resolve(base, what="--base")
+        sha = git.resolve(base, what="--base")
+        return BaseChoice(sha, "--base" if base.lower() == sha else f"--base {base}")
     upstream = git.default_upstream()
     if upstream is None:
+        local = local_default(git, None, head)
+        hint = f"--base {short_ref(local)}" if local else "--base origin/main"
         raise AndgateError(
             "--base is required: no upstream default branch (origin/HEAD, "
-            "origin/main) was found; pass --base REF, e.g. --base origin/main"
+            f"origin/main) was found; pass --base REF, e.g. {hint}"
         )
     merge_base = git.merge_base(upstream, head)
     if merge_base is not None:
-        return merge_base
+        how = f"merge-base of {head} with {short_ref(upstream)}"
+        ahead = local_ahead(git, upstream, head)
+        if ahead is not None:
+            name = short_ref(ahead)
+            how += f"; your {name} is ahead of it: --base {name} gates against {name}"
+        return BaseChoice(merge_base, how)
     if git.is_shallow():
         raise AndgateError(
             f"--base: no merge-base of {upstream} and {head} in this shallow clone: "

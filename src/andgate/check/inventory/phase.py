@@ -5,8 +5,8 @@ the freezes' facts (`freeze.py`)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
 
 from andgate.check.inventory.items import (
     build_inventory,
@@ -20,7 +20,7 @@ from andgate.records import ChangeFacts, FreezeFacts, InventoryRecord
 from andgate.trust.authorship import adopting, oracle_file_rule, sort_changes
 from andgate.trust.config import BaseConfig
 from andgate.trust.freeze import freeze_facts
-from andgate.trust.paths import ConfigChanges
+from andgate.trust.paths import ConfigChanges, is_test_module, matching
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,12 @@ def run_inventory_phase(
     approved_by: tuple[str, ...],
     today: dt.date,
     approved_head: bool = True,
+    base_oracle: Collection[str] | None = None,
+    agent_files: Collection[str] = (),
 ) -> InventoryOutcome:
+    """`base_oracle`: base's files matching the oracle globs, when head's own are not
+    trusted (no approval, no adoption): only those are oracle files. `agent_files`:
+    while adopting, the agent instruction files `init --agents` wrote."""
     runs = state.runs
     inventory = build_inventory(
         *(runs.get(n) for n in (RunName.UNTRUSTED, RunName.ORACLE, RunName.PROPERTY, RunName.FLAKE))
@@ -57,15 +62,21 @@ def run_inventory_phase(
     changes_facts = sort_changes(
         changes,
         config.manifest,
-        is_oracle_file=oracle_file_rule(config.manifest, holders),
+        is_oracle_file=oracle_file_rule(config.manifest, holders, base_oracle),
         config_differs=differs,
         approved_by=approved_by,
         earlier_commit_only=bool(approved_by) and not approved_head,
         test_side=config.test_side,
         scan=scan,
     )
+    if base_oracle is not None:
+        added = matching(
+            (p for p in changes_facts.test_paths if is_test_module(p)),
+            config.manifest.oracle.globs,
+        ) - set(base_oracle)
+        changes_facts = replace(changes_facts, added_under_oracle_globs=tuple(sorted(added)))
     if state.adopting:
-        changes_facts = adopting(changes_facts, changes)
+        changes_facts = adopting(changes_facts, changes, agent_files)
     ineffective = ineffective_freezes(config.live_freeze_ids(today), inventory)
     return InventoryOutcome(
         inventory, changes_facts, freeze_facts(config.freezes, today, ineffective)

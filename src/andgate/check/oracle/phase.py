@@ -93,7 +93,7 @@ def run_oracle_phase(ctx: PhaseContext, beside: OracleBeside | None = None) -> O
     tasks += _replay_tasks(ctx, request, plain, replays)
     if beside is not None:
         tasks = [*beside.watching_all(tasks), *beside.tasks]
-    ctx.run("oracle phase", tasks)
+    ctx.run("oracle phase", tasks, counted="oracle")
     ctx.merge_class(RunName.ORACLE)
     oracle = oracle_facts(
         state.runs.get(RunName.ORACLE),

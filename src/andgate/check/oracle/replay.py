@@ -91,7 +91,7 @@ def _explain(problem: str) -> str:
         return "not a patch (git apply found no diff in it); regenerate it with git diff"
     if problem.startswith("invalid path"):
         return f"{problem}: a fixture may edit files inside the repository only"
-    return f"{problem}; regenerate the fixture against the current code"
+    return f"{problem}; refresh it for the current code: andgate known-bad refresh"
 
 
 def replay_fixture(

@@ -27,7 +27,7 @@ from andgate.git import Git, TreeEntry
 from andgate.plugin.classify import Rules, has_accepted_invariant
 from andgate.process.integrity import ExpectedTestSide, expected_files
 from andgate.trust.config import BaseConfig
-from andgate.trust.paths import TestSide, is_pytest_config_name, matching
+from andgate.trust.paths import TestSide, is_pytest_config_name, is_test_module, matching
 
 
 @dataclass(frozen=True)
@@ -154,6 +154,26 @@ def flake_candidates(
     return tuple(sorted(chosen))
 
 
+def oracle_files_rule(
+    globs: Iterable[str], base_files: Mapping[str, TreeEntry], *, approved: bool
+) -> Callable[[Iterable[str]], frozenset[str]]:
+    """The oracle files among a tree's paths: those matching the oracle globs, except,
+    until an owner approved head (or the change adopts andgate), a test module base does
+    not hold.
+
+    Contract section 1 classifies by glob, and docs/concepts.md says every test a change
+    adds is untrusted: a test file the change adds under a folder glob is the change's
+    own test until an owner accepts it, never an oracle that blocks its own change as
+    ORACLE_AUTHORSHIP without running anywhere. Any other file it adds there (conftest,
+    `__init__.py`, a helper) stays oracle side: it would shape the oracle runs."""
+    globs = tuple(globs)
+    if approved:
+        return lambda paths: matching(paths, globs)
+    return lambda paths: matching(
+        (p for p in paths if p in base_files or not is_test_module(p)), globs
+    )
+
+
 def make_plan(
     git: Git,
     base: str,
@@ -181,10 +201,15 @@ def make_plan(
     )
 
     oracle_markers = frozenset(manifest.oracle.markers)
-    head_oracle = matching(head_files, manifest.oracle.globs)
+    # Unapproved, only base's files are oracle files: a file the change adds under an
+    # oracle glob is one of its own tests (untrusted, run in the untrusted process);
+    # an owner's approval makes it an oracle file.
+    oracle_of = oracle_files_rule(manifest.oracle.globs, base_files, approved=approved)
+    head_oracle = oracle_of(head_files)
     flake_files = matching(head_files, manifest.frozen_flake.globs)
     head_rules = Rules(
         oracle_files=head_oracle,
+        added_oracle_files=matching(head_files, manifest.oracle.globs) - head_oracle,
         oracle_markers=oracle_markers,
         property_glob_files=prop_globbed,
         property_files=prop_accepted,
@@ -194,7 +219,7 @@ def make_plan(
         live_freezes=live_freezes,
     )
     base_oracle = matching(base_files, manifest.oracle.globs)
-    trusted_oracle = matching(trusted_files, manifest.oracle.globs)
+    trusted_oracle = oracle_of(trusted_files)
     deny: set[str] = set()
     if not oracle_markers:
         deny |= head_oracle

@@ -22,7 +22,11 @@ A literal on a line the change adds to production code is a hard-coded answer
   files). A literal the documentation shows is one the author may use.
 
 A literal an oracle holds that falls short of one of these stays the warning
-ORACLE_LITERAL, which says why it did not block. Pure: callers give bytes.
+ORACLE_LITERAL, which says why it did not block. An oracle parametrised over values
+it imports from the project's packages is the warning ORACLE_FROM_PRODUCTION
+(`oracle_parameters_from_production`): the change under review controls its
+examples. What a literal is and which an oracle holds: `literals.py`. Pure:
+callers give bytes.
 """
 
 from __future__ import annotations
@@ -30,29 +34,34 @@ from __future__ import annotations
 import ast
 import decimal
 import functools
-import json
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from andgate.check.production.scan import (
+from andgate.check.production.common import (
     PYTHON_SUFFIXES,
     FileChange,
-    LiteralKey,
+    ScanContext,
     ScanFinding,
     added_lines,
     decode,
-    expectation_nodes,
     is_allowed,
     is_docstring,
-    is_trivial,
-    literal_key,
     parse,
-    show_literal,
     split_lines,
     unique,
 )
+from andgate.check.production.literals import (
+    LiteralKey,
+    OracleSource,
+    is_trivial,
+    literal_key,
+    oracle_literals,
+    show_literal,
+)
+from andgate.check.production.rules import Family
 from andgate.records import Construct
 
 # -- distinctive ------------------------------------------------------------------------
@@ -120,108 +129,6 @@ def _plain_number(value: object) -> str | None:
     if len(digits) < MIN_SIGNIFICANT_DIGITS:
         return f"fewer than {MIN_SIGNIFICANT_DIGITS} significant digits"
     return None
-
-
-# -- what the oracles hold ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OracleSource:
-    """Where an oracle holds a literal: `tests/oracles/test_core.py::test_shout` (line 5)."""
-
-    path: str
-    test: str
-    line: int
-    expected: bool  # in an assertion or a parametrized case (scan.expectation_nodes)
-
-    @property
-    def where(self) -> str:
-        name = f"{self.path}::{self.test}" if self.test else self.path
-        return f"{name} (line {self.line})" if self.line else name
-
-
-def oracle_literals(oracle_sources: Mapping[str, bytes]) -> dict[LiteralKey, OracleSource]:
-    """Every non-trivial literal of the oracles' code, docstrings aside -> the first
-    test holding it: an input assigned to a variable first is still the oracle's
-    input. A literal an oracle asserts or parametrizes (`scan.expectation_nodes`) is
-    named where it does, and only those feed the ORACLE_LITERAL warning."""
-    found: dict[LiteralKey, OracleSource] = {}
-    for path in sorted(oracle_sources):
-        if path.endswith(".json"):
-            for literal in json_literals(oracle_sources[path]):
-                found.setdefault(literal, OracleSource(path, "", 0, expected=True))
-            continue
-        tree = parse(oracle_sources[path])
-        if tree is None:
-            continue
-        owners = _test_owners(tree)
-        docstrings = {
-            id(s.value) for s in ast.walk(tree) if isinstance(s, ast.stmt) and is_docstring(s)
-        }
-        expected = {id(n) for root in expectation_nodes(tree) for n in ast.walk(root)}
-        for node in ast.walk(tree):
-            key = literal_key(node)
-            if key is None or is_trivial(key) or id(node) in docstrings:
-                continue
-            line = getattr(node, "lineno", 0)
-            source = OracleSource(path, owners.get(line, ""), line, id(node) in expected)
-            if key not in found or (source.expected and not found[key].expected):
-                found[key] = source
-    return found
-
-
-def json_literals(data: bytes) -> Iterator[LiteralKey]:
-    """The non-trivial values of an oracle's JSON fixture (its cases: inputs and
-    expected values), keys included; nothing from a file that is not JSON."""
-    try:
-        document = json.loads(data)
-    except (ValueError, RecursionError):
-        return
-    todo = [document]
-    while todo:
-        value = todo.pop()
-        if isinstance(value, dict):
-            todo.extend(value.keys())
-            todo.extend(value.values())
-            continue
-        key = _json_key(value)
-        if key is not None and not is_trivial(key):
-            yield key
-        if isinstance(value, list):
-            todo.extend(value)
-
-
-def _json_key(value: object) -> LiteralKey | None:
-    """The key `scan.literal_key` gives the same value written in Python."""
-    if isinstance(value, bool) or value is None:
-        return ("const", value)
-    if isinstance(value, int | float):
-        return ("num", value)
-    if isinstance(value, str):
-        return ("str", value)
-    if isinstance(value, list):
-        items = tuple(_json_key(item) for item in value)
-        return None if None in items else ("seq", items)
-    return None
-
-
-def _test_owners(tree: ast.Module) -> dict[int, str]:
-    """Line -> the (qualified) test function or class whose lines, decorators
-    included, hold it."""
-    owners: dict[int, str] = {}
-
-    def visit(body: Sequence[ast.stmt], prefix: str) -> None:
-        for stmt in body:
-            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                name = f"{prefix}{stmt.name}"
-                first = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
-                for line in range(first, (stmt.end_lineno or stmt.lineno) + 1):
-                    owners[line] = name
-                if isinstance(stmt, ast.ClassDef):
-                    visit(stmt.body, f"{name}::")
-
-    visit(tree.body, "")
-    return owners
 
 
 # -- what the change adds ---------------------------------------------------------------------
@@ -459,3 +366,107 @@ def _warning(literal: AddedLiteral, source: OracleSource, why: str) -> ScanFindi
 
 def _short(text: str, limit: int = 60) -> str:
     return f"`{text}`" if len(text) <= limit else f"`{text[: limit - 3]}...`"
+
+
+# -- oracle parameters computed from production code ----------------------------------
+
+
+def oracle_parameters_from_production(
+    oracle_sources: Mapping[str, bytes], project_packages: frozenset[str]
+) -> list[str]:
+    """Oracle tests whose `parametrize` values are names imported from the project's
+    production packages (`@pytest.mark.parametrize("x", mylib.EXAMPLES)`): the change
+    under review controls those values (ORACLE_FROM_PRODUCTION). base's collection
+    pins the values per id, so changing them is ORACLE_FAILED as well."""
+    found = []
+    for path, source in sorted(oracle_sources.items()):
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        production = _production_names(tree, project_packages)
+        for func in _definitions(tree):
+            for decorator in func.decorator_list:
+                used = _parametrize_sources(decorator, production)
+                if used:
+                    found.append(
+                        f"{path}::{func.name} is parametrised over {', '.join(sorted(used))} "
+                        "from production code; keep the oracle's examples on the test side"
+                    )
+    return found
+
+
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _definitions(tree: ast.Module) -> Iterator[Definition]:
+    """Every function and class the module defines, at any depth, in `ast.walk`'s
+    order. Only statements hold definitions, so the walk skips the expressions, most
+    of a test file's nodes."""
+    todo: deque[ast.AST] = deque(tree.body)
+    while todo:
+        node = todo.popleft()
+        if isinstance(node, Definition):
+            yield node
+        todo.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, STATEMENT_HOLDERS))
+
+
+def _production_names(tree: ast.Module, packages: frozenset[str]) -> dict[str, str]:
+    """Local name -> the production module it came from, for the module's imports."""
+    names = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in packages:
+                    names[(alias.asname or alias.name).split(".")[0]] = alias.name
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.split(".")[0] in packages
+        ):
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return names
+
+
+def _parametrize_sources(decorator: ast.expr, production: Mapping[str, str]) -> set[str]:
+    if not (isinstance(decorator, ast.Call) and _dotted(decorator.func).endswith("parametrize")):
+        return set()
+    values = decorator.args[1:2] + [k.value for k in decorator.keywords if k.arg == "argvalues"]
+    used = set()
+    for value in values:
+        for node in ast.walk(value):
+            if isinstance(node, ast.Name) and node.id in production:
+                used.add(production[node.id])
+    return used
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+# -- the family -------------------------------------------------------------------------------
+
+
+def answers_to_oracles(
+    changes: Sequence[FileChange], context: ScanContext
+) -> Iterator[ScanFinding]:
+    """The scan's rule: the hard-coded answers and the ORACLE_LITERAL warnings in what
+    `changes` add, against the oracles and what the author was given in `context`."""
+    if not context.oracle_sources:
+        return  # no oracle holds a literal
+    result = hard_coded_answers(context.oracle_sources, context.given, changes)
+    yield from result.answers
+    yield from result.warnings
+
+
+FAMILY = Family(
+    name="hard-coded answers",
+    constructs=frozenset({Construct.HARD_CODED_ANSWER}),
+    warns=frozenset({Construct.ORACLE_LITERAL}),
+    change_rules=(answers_to_oracles,),
+)

@@ -1,5 +1,6 @@
 """The production-diff scan, on base..head: its inputs read before any test runs,
-its analysis beside the oracle phase (`scan.py` decides).
+its analysis beside the oracle phase (`scan.scan_production` runs every family of
+rules).
 
 Feeds the scan what only the repository knows: which changed files are production
 code, their bytes on both sides, the names a new top-level module could shadow
@@ -17,16 +18,9 @@ from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import PurePosixPath
 
-from andgate.check.production.hardcoded import hard_coded_answers
-from andgate.check.production.scan import (
-    FileChange,
-    ScanFinding,
-    is_allowed,
-    is_binary,
-    oracle_parameters_from_production,
-    scan_production,
-    unique,
-)
+from andgate.check.production.common import FileChange, ScanFinding, is_allowed, is_binary
+from andgate.check.production.hardcoded import oracle_parameters_from_production
+from andgate.check.production.scan import WARNINGS, scan_production
 from andgate.git import Change, Git, TreeEntry
 from andgate.process.generated import NONE, Generated
 from andgate.process.requests import RunEnvironment
@@ -53,7 +47,7 @@ class ScanResult:
 
 def files_of(findings: Iterable[str]) -> frozenset[str]:
     """The files of oracle-from-production findings
-    (`scan.oracle_parameters_from_production` begins each with `path::function`)."""
+    (`hardcoded.oracle_parameters_from_production` begins each with `path::function`)."""
     return frozenset(m.partition("::")[0] for m in findings)
 
 
@@ -134,13 +128,6 @@ def start_scan(
     def analyse() -> ScanResult:
         if not file_changes:
             return ScanResult(oracle_from_production=from_production)
-        allow = manifest.production_scan_allow
-        found = scan_production(
-            file_changes,
-            shadowed=shadowed,
-            project_packages=packages,
-            allow=allow,
-        )
         given = _given(
             git,
             base_files,
@@ -149,10 +136,17 @@ def start_scan(
                 and not is_oracle_side(p, manifest, lambda q: matches(q, manifest.oracle.globs))
             ),
         )
-        answers = hard_coded_answers({**oracles, **fixtures}, given, file_changes, allow=allow)
+        found = scan_production(
+            file_changes,
+            shadowed=shadowed,
+            project_packages=packages,
+            allow=manifest.production_scan_allow,
+            oracle_sources={**oracles, **fixtures},
+            given=given,
+        )
         return ScanResult(
-            tuple(f.message for f in unique([*found, *answers.answers])),
-            tuple(f.message for f in answers.warnings),
+            tuple(f.message for f in found if f.construct not in WARNINGS),
+            tuple(f.message for f in found if f.construct in WARNINGS),
             from_production,
         )
 

@@ -32,7 +32,7 @@ def run_property_phase(ctx: PhaseContext) -> PropertyFacts:
         tasks = ctx.class_tasks(
             RunName.PROPERTY, request, plan.property_tree, plan.property_sizes, min_bytes=0
         )
-        ctx.run("property phase", tasks)
+        ctx.run("property phase", tasks, counted="property")
         ctx.merge_class(RunName.PROPERTY)
     facts = property_facts(
         state.runs.get(RunName.PROPERTY),

@@ -1,0 +1,229 @@
+"""Literals: what one is (`literal_key`, a list and a tuple alike), which are too
+plain to say anything (`is_trivial`), and which an oracle holds (`oracle_literals`:
+in its code, docstrings aside, and in its JSON fixtures). The hard-coded answers
+family (`hardcoded.py`) reads literals with these. Pure: callers give bytes.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from andgate.check.production.common import is_docstring, parse
+
+ASSERT_METHODS = frozenset(
+    {
+        "assertEqual",
+        "assertEquals",
+        "assertNotEqual",
+        "assertListEqual",
+        "assertTupleEqual",
+        "assertDictEqual",
+        "assertSetEqual",
+        "assertSequenceEqual",
+        "assertMultiLineEqual",
+        "assertAlmostEqual",
+        "assertIn",
+        "assertRaisesRegex",
+        "assertRegex",
+    }
+)
+ROUND_INTS = frozenset({12, 16, 24, 32, 60, 64, 128, 256, 365, 512, 1024, 3600})
+MIN_STRING = 4
+
+LiteralKey = tuple[str, object]
+
+
+def literal_key(node: ast.AST) -> LiteralKey | None:
+    """A comparable key for a literal (list and tuple alike); None for anything else."""
+    if isinstance(node, ast.Constant):
+        # object, not typeshed's union: a folded constant may be a tuple or frozenset.
+        value: object = node.value
+        if isinstance(value, bool) or value is None or value is Ellipsis:
+            return ("const", value)
+        if isinstance(value, int | float | complex):
+            return ("num", value)
+        if isinstance(value, str | bytes):
+            return (type(value).__name__, value)
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = literal_key(node.operand)
+        if inner and inner[0] == "num":
+            return ("num", -inner[1])  # type: ignore[operator]
+        return None
+    if isinstance(node, ast.Tuple | ast.List):
+        items = tuple(literal_key(e) for e in node.elts)
+        return None if None in items else ("seq", items)
+    return None
+
+
+def is_trivial_number(value: object) -> bool:
+    if isinstance(value, complex):
+        return value == 0
+    assert isinstance(value, int | float)
+    if float(value).is_integer():
+        number = abs(int(value))
+        return number <= 10 or number in ROUND_INTS or is_round(number)
+    return abs(value) <= 10 and float(value * 4).is_integer()  # 0.5, 2.25, -0.75
+
+
+def is_round(number: int) -> bool:
+    """100, 200, 5000, 1000000: the numbers people type without reading them anywhere."""
+    while number and number % 10 == 0:
+        number //= 10
+    return number < 10
+
+
+def is_trivial(key: LiteralKey) -> bool:
+    kind, value = key
+    if kind == "const":
+        return True
+    if kind == "num":
+        return is_trivial_number(value)
+    if kind in ("str", "bytes"):
+        text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+        return len(text) < MIN_STRING or not any(c.isalnum() for c in text)
+    items = value  # a sequence
+    assert isinstance(items, tuple)
+    return all(is_trivial(item) for item in items) and len(items) < MIN_STRING
+
+
+def expectation_nodes(tree: ast.Module) -> Iterator[ast.AST]:
+    """The literals an oracle file expects: both sides of `assert a == b`, the arguments
+    of unittest's `assertEqual` family, and parametrize argvalues."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
+            compare = node.test
+            if any(isinstance(op, ast.Eq | ast.In | ast.Is) for op in compare.ops):
+                yield compare.left
+                yield from compare.comparators
+        elif isinstance(node, ast.Call):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            if callee in ASSERT_METHODS:
+                yield from node.args
+            elif callee == "parametrize" and len(node.args) >= 2:
+                yield from argvalues(node.args[1])
+
+
+def argvalues(node: ast.AST) -> Iterator[ast.AST]:
+    if not isinstance(node, ast.List | ast.Tuple):
+        return
+    for case in node.elts:
+        if isinstance(case, ast.Call) and getattr(case.func, "attr", None) == "param":
+            yield from case.args
+        elif isinstance(case, ast.Tuple | ast.List):
+            yield from case.elts
+        yield case
+
+
+def show_literal(key: LiteralKey) -> str:
+    kind, value = key
+    if kind == "seq":
+        assert isinstance(value, tuple)
+        return "(" + ", ".join(show_literal(k) for k in value) + ")"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# -- what the oracles hold ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OracleSource:
+    """Where an oracle holds a literal: `tests/oracles/test_core.py::test_shout` (line 5)."""
+
+    path: str
+    test: str
+    line: int
+    expected: bool  # in an assertion or a parametrized case (`expectation_nodes`)
+
+    @property
+    def where(self) -> str:
+        name = f"{self.path}::{self.test}" if self.test else self.path
+        return f"{name} (line {self.line})" if self.line else name
+
+
+def oracle_literals(oracle_sources: Mapping[str, bytes]) -> dict[LiteralKey, OracleSource]:
+    """Every non-trivial literal of the oracles' code, docstrings aside -> the first
+    test holding it: an input assigned to a variable first is still the oracle's
+    input. A literal an oracle asserts or parametrizes (`expectation_nodes`) is
+    named where it does, and only those feed the ORACLE_LITERAL warning."""
+    found: dict[LiteralKey, OracleSource] = {}
+    for path in sorted(oracle_sources):
+        if path.endswith(".json"):
+            for literal in json_literals(oracle_sources[path]):
+                found.setdefault(literal, OracleSource(path, "", 0, expected=True))
+            continue
+        tree = parse(oracle_sources[path])
+        if tree is None:
+            continue
+        owners = _test_owners(tree)
+        docstrings = {
+            id(s.value) for s in ast.walk(tree) if isinstance(s, ast.stmt) and is_docstring(s)
+        }
+        expected = {id(n) for root in expectation_nodes(tree) for n in ast.walk(root)}
+        for node in ast.walk(tree):
+            key = literal_key(node)
+            if key is None or is_trivial(key) or id(node) in docstrings:
+                continue
+            line = getattr(node, "lineno", 0)
+            source = OracleSource(path, owners.get(line, ""), line, id(node) in expected)
+            if key not in found or (source.expected and not found[key].expected):
+                found[key] = source
+    return found
+
+
+def json_literals(data: bytes) -> Iterator[LiteralKey]:
+    """The non-trivial values of an oracle's JSON fixture (its cases: inputs and
+    expected values), keys included; nothing from a file that is not JSON."""
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):
+        return
+    todo = [document]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            todo.extend(value.keys())
+            todo.extend(value.values())
+            continue
+        key = _json_key(value)
+        if key is not None and not is_trivial(key):
+            yield key
+        if isinstance(value, list):
+            todo.extend(value)
+
+
+def _json_key(value: object) -> LiteralKey | None:
+    """The key `literal_key` gives the same value written in Python."""
+    if isinstance(value, bool) or value is None:
+        return ("const", value)
+    if isinstance(value, int | float):
+        return ("num", value)
+    if isinstance(value, str):
+        return ("str", value)
+    if isinstance(value, list):
+        items = tuple(_json_key(item) for item in value)
+        return None if None in items else ("seq", items)
+    return None
+
+
+def _test_owners(tree: ast.Module) -> dict[int, str]:
+    """Line -> the (qualified) test function or class whose lines, decorators
+    included, hold it."""
+    owners: dict[int, str] = {}
+
+    def visit(body: Sequence[ast.stmt], prefix: str) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{stmt.name}"
+                first = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
+                for line in range(first, (stmt.end_lineno or stmt.lineno) + 1):
+                    owners[line] = name
+                if isinstance(stmt, ast.ClassDef):
+                    visit(stmt.body, f"{name}::")
+
+    visit(tree.body, "")
+    return owners
