@@ -18,12 +18,10 @@ from andgate.check.evidence.edited import (
     edited_functions,
     helper_reach,
 )
+from andgate.check.evidence.hidden import BaseOnHead, edited_items, hidden_failures
 from andgate.check.evidence.imports import Target, import_targets, imported_files
-from andgate.check.evidence.phase import (
-    BaseOnHead,
+from andgate.check.evidence.mutations import (
     caught_by_unedited,
-    edited_items,
-    hidden_failures,
     mutant_limit,
     remembered_first,
     slowest,

@@ -263,7 +263,7 @@ def test_a_fault_of_the_evidence_is_stated_never_a_gate_error(tmp_path, monkeypa
     def broken(*args: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("andgate.check.evidence.phase.choose_functions", broken)
+    monkeypatch.setattr("andgate.check.evidence.runs.choose_functions", broken)
     run = sample.gate(head, approved_by=("alice",), **AMPLE)
     assert run.decision == "allow", run.payload["reasons"]
     assert (
