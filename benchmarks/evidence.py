@@ -302,6 +302,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def command(args: argparse.Namespace) -> str:
+    """How it was run, with this machine's folders named by role (SOURCE, OUT)."""
+    words = ["python", "benchmarks/evidence.py", "--rounds", str(args.rounds)]
+    if args.no_toolz:
+        words.append("--no-toolz")
+    elif args.toolz != real_history.DEFAULT_SOURCE:
+        words += ["--toolz", args.toolz if "://" in args.toolz else "SOURCE"]
+    if args.out is not None:
+        words += ["--out", "OUT"]
+    return " ".join(words)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="andgate-evidence-"))
@@ -310,10 +322,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         corpora = {"generated": measure("generated", generated(root), root, args.rounds)}
         if not args.no_toolz:
             corpora["toolz"] = measure("toolz", toolz(root, args.toolz), root, args.rounds)
+        machine = bench.machine()
+        machine["andgate_source"].pop("path", None)  # this machine's folders stay out
         result: dict[str, Any] = {
             "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "command": " ".join(["python", "benchmarks/evidence.py", *sys.argv[1:]]),
-            "machine": bench.machine(),
+            "command": command(args),
+            "machine": machine,
             "cpus": os.cpu_count(),
             "corpora": corpora,
             "total_s": round(time.monotonic() - started, 1),
