@@ -77,7 +77,8 @@ def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
     try:
         gate_failing_closed(opts, state)
         _restore_runner_files(runner_files, state)
-        verdict = decide(state.facts())
+        with state.timings.step("verdict"):
+            verdict = decide(state.facts())
         # No verdict file means no allow: on a failure the CLI prints one line and exits 2.
         return verdict, write_artifacts(folder, state.report_context(verdict, opts.today))
     finally:
@@ -115,44 +116,51 @@ def _gate(opts: CheckOptions, state: CheckState) -> None:
 
 
 def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
-    base, head = _commits(git, opts, state)
-    config = _base_config(git, opts, state, base)
-    disputes = read_disputes(git, base, head, config.manifest.disputes_file)
+    step = state.timings.step
+    with step("commits, manifest and approvals"):
+        base, head = _commits(git, opts, state)
+        config = _base_config(git, opts, state, base)
+        disputes = read_disputes(git, base, head, config.manifest.disputes_file)
     state.found = replace(state.found, disputes=disputes.facts)
     state.dispute_sources = dict(disputes.sources)
     approvers = approved_logins(state.approvals)
     # Read before any test runs; carried into every worktree, base's only the data-only ones.
-    generated = read_generated(git, config.manifest.generated_files, head)
+    with step("generated files"):
+        generated = read_generated(git, config.manifest.generated_files, head)
     state.generated = tuple((f.path, f.sha256) for f in generated.files)
     for_base, kept_out = generated.for_base(config.test_side)
     if (kept := kept_from_base_warning(kept_out)) is not None:
         state.warnings.append(kept)
     # An adopting change is judged by its own trust files, as an approved one is.
     trusts_head = bool(approvers) or state.adopting
-    changes = git.diff_raw(base, head)
-    agent_files = (
-        agent_block_files(git, base, head, changes, opts.manifest) if state.adopting else ()
-    )
-    differs = config_changes(
-        changes, lambda p: git.read_blob(base, p), lambda p: git.read_blob(head, p)
-    )
+    with step("the change's diff"):
+        changes = git.diff_raw(base, head)
+        agent_files = (
+            agent_block_files(git, base, head, changes, opts.manifest) if state.adopting else ()
+        )
+        differs = config_changes(
+            changes, lambda p: git.read_blob(base, p), lambda p: git.read_blob(head, p)
+        )
+    by_commit = {base: for_base}
     with (
         scratch_dir() as scratch,
-        worktree_pool(git, scratch / "worktrees", generated, {base: for_base}) as pool,
+        worktree_pool(git, scratch / "worktrees", generated, by_commit, state.timings) as pool,
         fork_server_session(),
     ):
         if opts.combine is None:  # pytest imports meanwhile; no repository code runs
             prestart_fork_server(config.manifest.scrub_env, scratch)
         # Read before any test runs; analysed beside the oracle phase.
-        scan = start_scan(git, base, head, changes, config, differs, generated)
+        with step("production scan: reading"):
+            scan = start_scan(git, base, head, changes, config, differs, generated)
         state.warnings += [
             Finding(Warning_.ORACLE_FROM_PRODUCTION, d) for d in scan.oracle_from_production
         ]
         state.oracle_from_production = scan.oracle_from_production_files
-        lock = lock_facts(git, base, head, config.manifest, approved=trusts_head)
-        state.found = replace(state.found, lock=lock)
-        trees = (scratch, pool)
-        ctx = plan_phases(git, opts, state, config, differs, trees, approved=trusts_head)
+        with step("locks and the plan"):
+            lock = lock_facts(git, base, head, config.manifest, approved=trusts_head)
+            state.found = replace(state.found, lock=lock)
+            trees = (scratch, pool)
+            ctx = plan_phases(git, opts, state, config, differs, trees, approved=trusts_head)
         try:
             _run_phases(ctx, git, opts, (changes, differs), before_untrusted=scan.result)
         finally:
@@ -161,13 +169,16 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
                 state.captured.files["worktrees.log"] = text.encode("utf-8", "backslashreplace")
         base_oracle = _base_oracle_ids(state, ctx.plan.base_oracle_files)
         state.found = replace(state.found, disputes=judged(disputes.facts, base_oracle))
-    state.annotate_junit()
-    found = run_inventory_phase(
-        state, config, changes, differs, scan.result(), approved_by=approvers, today=opts.today,
-        approved_head=approves_head(state.approvals),
-        base_oracle=None if trusts_head else ctx.plan.base_oracle_files,
-        agent_files=agent_files,
-    )  # fmt: skip
+        closing = state.timings.now()
+    state.timings.add("worktrees removed", closing, state.timings.now() - closing, "worktrees")
+    with step("inventory, authorship and freezes"):
+        state.annotate_junit()
+        found = run_inventory_phase(
+            state, config, changes, differs, scan.result(), approved_by=approvers,
+            today=opts.today, approved_head=approves_head(state.approvals),
+            base_oracle=None if trusts_head else ctx.plan.base_oracle_files,
+            agent_files=agent_files,
+        )  # fmt: skip
     state.inventory = found.inventory
     state.found = replace(state.found, changes=found.changes, freezes=found.freezes)
 
@@ -260,30 +271,40 @@ def _run_phases(
     evidence reads its inputs now too: its trusted runs (base's test side) follow the
     oracle phase's own, its runs of head's edited oracle files the untrusted class's."""
     state = ctx.state
+    step = state.timings.step
     changes, differs = change
-    evidence = prepare_evidence(
-        ctx, git, changes, differs, budget=opts.evidence_budget, enabled=opts.evidence
-    )
+    with step("approval evidence: reading"):
+        evidence = prepare_evidence(
+            ctx, git, changes, differs, budget=opts.evidence_budget, enabled=opts.evidence
+        )
     started = time.monotonic()  # the discrimination report's default budget is a share
-    plan = prepare_discrimination(  # reads now; the rest beside the oracle phase
-        ctx,
-        git,
-        changes,
-        budget=opts.discrimination_budget,
-        enabled=opts.discrimination,
-        started=started,
-    )
+    with step("discrimination report: reading"):
+        plan = prepare_discrimination(  # reads now; the rest beside the oracle phase
+            ctx,
+            git,
+            changes,
+            budget=opts.discrimination_budget,
+            enabled=opts.discrimination,
+            started=started,
+        )
     planned = in_background("discrimination-plan", plan)
-    oracle = run_oracle_phase(ctx, beside=evidence.oracle_side)
+    with step("oracle phase", kind="phase"):
+        oracle = run_oracle_phase(ctx, beside=evidence.oracle_side)
     state.replays = list(oracle.replays)
     state.found = replace(state.found, oracle=oracle.oracle, known_bad=oracle.known_bad)
-    state.found = replace(state.found, property=run_property_phase(ctx))
+    with step("property phase", kind="phase"):
+        state.found = replace(state.found, property=run_property_phase(ctx))
     state.found = replace(state.found, tampered=state.tampering())
-    discrimination = wait_future(planned)
-    before_untrusted()
+    with step("waiting for the discrimination report's mutants"):
+        discrimination = wait_future(planned)
+    with step("waiting for the production scan"):
+        before_untrusted()
     # The evidence first: an owner deciding on an oracle edit reads it before approving.
-    untrusted = run_untrusted_phase(ctx, beside=(evidence.untrusted_side, discrimination))
+    with step("untrusted phase", kind="phase"):
+        untrusted = run_untrusted_phase(ctx, beside=(evidence.untrusted_side, discrimination))
     state.found = replace(state.found, untrusted=untrusted)
     state.capture()
-    state.found = replace(state.found, discrimination=discrimination.finish())
-    state.found = replace(state.found, evidence=evidence.finish())
+    with step("discrimination report"):
+        state.found = replace(state.found, discrimination=discrimination.finish())
+    with step("approval evidence"):
+        state.found = replace(state.found, evidence=evidence.finish())

@@ -32,6 +32,7 @@ from andgate.errors import AndgateError, GitError
 from andgate.git import Git, TreeEntry, blob_id, decode_path
 from andgate.process.generated import NONE, Generated, copy_into
 from andgate.process.signals import deferred_signals
+from andgate.process.timings import Timings
 
 # Concurrent `git worktree add` in one repository race: one reads the other's
 # half-written .git/worktrees/<name>/commondir and dies ("failed to read").
@@ -246,8 +247,11 @@ class WorktreePool:
         root: Path,
         generated: Generated = NONE,
         by_commit: Mapping[str, Generated] | None = None,
+        timings: Timings | None = None,
     ) -> None:
         self.git = git
+        # Each lease's preparation and use, for `check --profile` and timings.json
+        self.timings = timings if timings is not None else Timings()
         self.root = root
         # The checkout's generated files go into every worktree, except those of a
         # commit `by_commit` names, which get its files instead (base: the data-only ones).
@@ -266,16 +270,20 @@ class WorktreePool:
         self.listings: dict[str, Mapping[str, TreeEntry]] = {}
 
     @contextmanager
-    def lease(self, commit: str, *, verified: bool = False) -> Iterator[Worktree]:
+    def lease(self, commit: str, *, verified: bool = False, label: str = "") -> Iterator[Worktree]:
         """A worktree at `commit`, returned to the pool afterwards. `verified`: for a
         trusted run (contract section 4, step 4), a reused worktree is checked against
         `commit` after the switch (`Worktree.differences`) and rebuilt when anything
-        differs, never reused as it is."""
+        differs, never reused as it is. `label` names the lease's two timed steps:
+        making the worktree ready, and what ran in it (a pytest process)."""
+        label = label or f"a run at {commit[:12]}"
         worktree = self._take()
         try:
-            self._switch(worktree, commit, verified)
-            copy_into(worktree.path, self.by_commit.get(commit, self.generated))
-            yield worktree
+            with self.timings.step(f"{label}: worktree", kind="worktrees"):
+                self._switch(worktree, commit, verified)
+                copy_into(worktree.path, self.by_commit.get(commit, self.generated))
+            with self.timings.step(label, kind="pytest"):
+                yield worktree
         finally:
             self._free.put(worktree)
 
@@ -466,8 +474,9 @@ def worktree_pool(
     root: Path,
     generated: Generated = NONE,
     by_commit: Mapping[str, Generated] | None = None,
+    timings: Timings | None = None,
 ) -> Iterator[WorktreePool]:
-    pool = WorktreePool(git, root, generated, by_commit)
+    pool = WorktreePool(git, root, generated, by_commit, timings)
     try:
         yield pool
     finally:

@@ -129,7 +129,7 @@ class Evidence:
         assert ctx is not None and inputs is not None
         request = self._base_request("evidence base")
         try:
-            with ctx.pool.lease(inputs.base_tree, verified=True) as worktree:
+            with ctx.pool.lease(inputs.base_tree, verified=True, label=request.label) as worktree:
                 stop = self.base.deadline
                 result = run_pytest(request, worktree.path, ctx.scratch, ctx.timeout, stop)
             if result.tampered:
@@ -213,7 +213,7 @@ class Evidence:
         patch = ctx.scratch / f"evidence-{mutation.index}.patch"
         patch.write_bytes(mutant.patch)
         trusted = request.integrity is not None
-        with ctx.pool.lease(commit, verified=trusted) as worktree:
+        with ctx.pool.lease(commit, verified=trusted, label=request.label) as worktree:
             problem = worktree.apply_patch(patch)
             if problem is not None:
                 self.fail(f"the mutant {mutant.name} does not apply: {problem}")
@@ -256,7 +256,7 @@ class Evidence:
         assert ctx is not None and inputs is not None
         request = replace(self._head_request("evidence head"), allow_files=inputs.head_files)
         try:
-            with ctx.pool.lease(ctx.plan.head) as worktree:
+            with ctx.pool.lease(ctx.plan.head, label=request.label) as worktree:
                 stop = self.head.deadline
                 result = run_pytest(request, worktree.path, ctx.scratch, ctx.timeout, stop)
             oracle = ctx.state.runs.get(RunName.ORACLE)
