@@ -160,16 +160,20 @@ class Worktree:
 
     def remove(self, timeout: float | None) -> None:
         """Unregister and delete this worktree, and nothing else; never raises.
-        `timeout` None skips git (the cleanup budget is spent)."""
-        if self.created and timeout is not None:
+        `timeout` None skips git (the cleanup budget is spent).
+
+        `git worktree remove` is deleting the admin folder and the worktree's folder:
+        done here directly when the admin folder recorded at creation is still where
+        git keeps it, saving a git process per worktree at the end of every check;
+        git does it otherwise."""
+        if self.created and not self._drop_admin_dir() and timeout is not None:
             try:
                 remove = ("worktree", "remove", "--force", "--force", str(self.path))
                 self.git.run(*remove, timeout=timeout)
             except AndgateError:
-                pass  # its admin folder goes below; the folder itself last
-        if self.created:
-            self._drop_admin_dir()
+                pass  # the folder itself goes below
         shutil.rmtree(self.path, ignore_errors=True)
+        self.created, self.admin_dir = False, None
 
     def rebuild(self, commit: str) -> None:
         """Remove this worktree and add it again at `commit`: what code left in it is
@@ -177,23 +181,24 @@ class Worktree:
         self.remove(REMOVE_TIMEOUT)
         if self.path.exists():
             raise GitError(f"{self.path}: a worktree that must be rebuilt cannot be removed")
-        self.created, self.admin_dir = False, None
         self.checkout(commit)
 
-    def _drop_admin_dir(self) -> None:
+    def _drop_admin_dir(self) -> bool:
         """Delete .git/worktrees/<name> of this worktree only: the one recorded when
-        it was created, if it is a real folder right under the common dir's worktrees/."""
+        it was created, if it is a real folder right under the common dir's worktrees/.
+        Whether it is gone now (False: git must unregister the worktree)."""
         if self.admin_dir is None or self.common_dir is None:
-            return
+            return False
         admin = Path(self.admin_dir)
         if os.path.realpath(admin.parent) != os.path.realpath(self.common_dir / "worktrees"):
-            return
+            return False
         try:
             if not stat.S_ISDIR(os.lstat(admin).st_mode):
-                return
+                return False
         except OSError:
-            return  # already gone: `git worktree remove` did it
+            return False  # not where it was recorded: git knows where it is
         shutil.rmtree(admin, ignore_errors=True)
+        return not os.path.lexists(admin)
 
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
         """git in this worktree, located by explicit GIT_DIR/GIT_WORK_TREE rather
