@@ -27,6 +27,7 @@ from dataclasses import replace
 
 from andgate.check.context import PhaseContext
 from andgate.check.discrimination.phase import prepare_discrimination
+from andgate.check.evidence.phase import prepare_evidence
 from andgate.check.inventory.phase import run_inventory_phase
 from andgate.check.options import CheckOptions
 from andgate.check.oracle.phase import run_oracle_phase
@@ -53,7 +54,7 @@ from andgate.trust.config import BaseConfig, known_bad_fixtures, load_base_confi
 from andgate.trust.disputes import judged, read_disputes
 from andgate.trust.github import approved_logins, approves_head
 from andgate.trust.locks import lock_facts
-from andgate.trust.paths import config_changes
+from andgate.trust.paths import ConfigChanges, config_changes
 from andgate.trust.protected import ProtectedReader
 from andgate.trust.refs import (
     refuse_empty_range,
@@ -161,7 +162,7 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
             trees = (scratch, pool)
             ctx = plan_phases(git, opts, state, config, differs, trees, approved=trusts_head)
         try:
-            _run_phases(ctx, git, opts, changes, before_untrusted=scan.result)
+            _run_phases(ctx, git, opts, (changes, differs), before_untrusted=scan.result)
         finally:
             if pool.journal:  # worktrees rebuilt before a trusted run: the check's log says so
                 text = "\n".join(pool.journal) + "\n"
@@ -259,16 +260,23 @@ def _run_phases(
     ctx: PhaseContext,
     git: Git,
     opts: CheckOptions,
-    changes: list[Change],
+    change: tuple[list[Change], ConfigChanges],
     before_untrusted: Callable[[], object],
 ) -> None:
     """The test phases in order of trust, each in worktrees of the check's pool.
 
     The discrimination report reads its inputs before the oracle phase and makes its
     mutants in a thread beside it; both it and `before_untrusted` (the production
-    scan's end) are waited for before the first untrusted test runs."""
+    scan's end) are waited for before the first untrusted test runs. The approval
+    evidence reads its inputs now too: its trusted runs (base's test side) follow the
+    oracle phase's own, its runs of head's edited oracle files the untrusted class's."""
     state = ctx.state
     step = state.timings.step
+    changes, differs = change
+    with step("approval evidence: reading"):
+        evidence = prepare_evidence(
+            ctx, git, changes, differs, budget=opts.evidence_budget, enabled=opts.evidence
+        )
     started = time.monotonic()  # the discrimination report's default budget is a share
     with step("discrimination report: reading"):
         plan = prepare_discrimination(  # reads now; the rest beside the oracle phase
@@ -281,7 +289,7 @@ def _run_phases(
         )
     planned = in_background("discrimination-plan", plan)
     with step("oracle phase", kind="phase"):
-        oracle = run_oracle_phase(ctx)
+        oracle = run_oracle_phase(ctx, beside=evidence.oracle_side)
     state.replays = list(oracle.replays)
     state.found = replace(state.found, oracle=oracle.oracle, known_bad=oracle.known_bad)
     with step("property phase", kind="phase"):
@@ -291,9 +299,12 @@ def _run_phases(
         discrimination = wait_future(planned)
     with step("waiting for the production scan"):
         before_untrusted()
+    # The evidence first: an owner deciding on an oracle edit reads it before approving.
     with step("untrusted phase", kind="phase"):
-        untrusted = run_untrusted_phase(ctx, beside=discrimination)
+        untrusted = run_untrusted_phase(ctx, beside=(evidence.untrusted_side, discrimination))
     state.found = replace(state.found, untrusted=untrusted)
     state.capture()
     with step("discrimination report"):
         state.found = replace(state.found, discrimination=discrimination.finish())
+    with step("approval evidence"):
+        state.found = replace(state.found, evidence=evidence.finish())

@@ -3,8 +3,9 @@ processes, and the frozen_flake class beside it, all in worktrees of head."""
 
 from __future__ import annotations
 
-from andgate.check.context import PhaseContext
-from andgate.check.discrimination.phase import Discrimination
+from collections.abc import Sequence
+
+from andgate.check.context import Beside, PhaseContext
 from andgate.check.state import RunName
 from andgate.check.units import FLAKE
 from andgate.plugin.shard import STARTUP_BYTES
@@ -13,9 +14,10 @@ from andgate.process.results import class_facts
 from andgate.records import ClassFacts, Role
 
 
-def run_untrusted_phase(ctx: PhaseContext, beside: Discrimination | None = None) -> ClassFacts:
+def run_untrusted_phase(ctx: PhaseContext, beside: Sequence[Beside] = ()) -> ClassFacts:
     """The untrusted and frozen_flake classes; `beside`: the discrimination report's
-    runs (the same trust), queued after theirs in the same pool."""
+    runs and the approval evidence's head side (no more trusted), queued after
+    theirs in the same pool, each told when the untrusted class's runs ended."""
     plan, state = ctx.plan, ctx.state
     request = RunRequest(
         "untrusted",
@@ -29,8 +31,8 @@ def run_untrusted_phase(ctx: PhaseContext, beside: Discrimination | None = None)
     tasks = ctx.class_tasks(
         RunName.UNTRUSTED, request, plan.head, plan.untrusted_sizes, last_preload=flake_weight
     )
-    if beside is not None:
-        tasks = beside.watching(tasks)
+    for other in beside:
+        tasks = other.watching(tasks)
     if plan.flake_candidates and ctx.mine(FLAKE):
         flake = RunRequest(
             "flake",
@@ -48,7 +50,7 @@ def run_untrusted_phase(ctx: PhaseContext, beside: Discrimination | None = None)
         tasks.append(task)  # after the shards: the last, lighter one ends first and takes it
     ctx.run(
         "untrusted phase",
-        [*tasks, *(beside.tasks if beside is not None else [])],
+        [*tasks, *(task for other in beside for task in other.tasks)],
         counted="untrusted",
     )
     ctx.merge_class(RunName.UNTRUSTED)
