@@ -101,6 +101,24 @@ def input_forms(key: LiteralKey) -> tuple[tuple[LiteralKey, str], ...]:
     return tuple(forms.items())
 
 
+HEX_DIGEST = re.compile(r"[0-9a-f]{32,128}")
+DIGEST_SIZES = frozenset({16, 20, 28, 32, 48, 64})
+
+
+def _canonical(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _may_be_digest(key: LiteralKey) -> bool:
+    """A hex digest, a digest's bytes, or a number as large as a checksum."""
+    kind, value = key
+    if kind == "str":
+        return HEX_DIGEST.fullmatch(str(value)) is not None
+    if kind == "bytes":
+        return len(value) in DIGEST_SIZES  # type: ignore[arg-type]
+    return kind == "num" and isinstance(value, int) and abs(value) >= 2**16
+
+
 def _normalised(text: str) -> Iterator[tuple[str, str]]:
     spaced = [(text.strip(), "strip()"), (" ".join(text.split()), "spaces collapsed")]
     for cased, how in ((text.lower(), "lower()"), (text.upper(), "upper()")):
@@ -130,18 +148,43 @@ class ExampleIndex:
                     self.by_length[len(key[1])].append(InputMatch(example, key, "its len()"))  # type: ignore[arg-type]
 
     @functools.cached_property
-    def by_form(self) -> dict[LiteralKey, list[InputMatch]]:
-        forms: dict[LiteralKey, list[InputMatch]] = defaultdict(list)
+    def by_canonical(self) -> dict[str, list[InputMatch]]:
+        """String inputs by their case-folded text with spaces collapsed: where a
+        normalised form of one can only come from."""
+        found: dict[str, list[InputMatch]] = defaultdict(list)
+        for example in self.examples:
+            for key in example.inputs:
+                if key[0] == "str":
+                    found[_canonical(str(key[1]))].append(InputMatch(example, key))
+        return found
+
+    @functools.cached_property
+    def by_digest(self) -> dict[LiteralKey, list[InputMatch]]:
+        """Each input's digests and checksums (built only for a value that looks like one)."""
+        found: dict[LiteralKey, list[InputMatch]] = defaultdict(list)
         for example in self.examples:
             for key in example.inputs:
                 for form, how in input_forms(key):
-                    forms[form].append(InputMatch(example, key, how))
-        return forms
+                    if how.startswith("its "):
+                        found[form].append(InputMatch(example, key, how))
+        return found
+
+    def forms_of(self, key: LiteralKey) -> list[InputMatch]:
+        """The examples' inputs `key` spells in another form (`input_forms`)."""
+        kind, value = key
+        found: list[InputMatch] = []
+        if kind == "str":
+            for candidate in self.by_canonical.get(_canonical(str(value)), ()):
+                how = dict(input_forms(candidate.input)).get(key)
+                if how is not None:
+                    found.append(InputMatch(candidate.example, candidate.input, how))
+        if _may_be_digest(key):
+            found += self.by_digest.get(key, ())
+        return found
 
     def inputs(self, key: LiteralKey) -> list[InputMatch]:
         """The examples' inputs `key` spells, as written or in another form."""
-        found = self.by_input.get(key, [])
-        return found + self.by_form.get(key, []) if key[0] in ("str", "bytes", "num") else found
+        return self.by_input.get(key, []) + self.forms_of(key)
 
     def narrowed(self, text: str) -> ExampleIndex:
         """The examples whose expected output `text` spells: the only ones a line of it
@@ -376,26 +419,30 @@ def function_pairs(change: FileChange, index: ExampleIndex) -> Iterator[Pair]:
     added = added_lines(change.old, change.new or b"")
     lines = split_lines(decode(change.new or b""))
     for scope, how in _scopes(values.tree):
-        inputs: list[tuple[InputMatch, int]] = []
         outputs: dict[int, list[int]] = defaultdict(list)
+        recognisers: list[tuple[ast.AST, LiteralKey | None]] = []
         for node in _scope_nodes(scope):
-            line = getattr(node, "lineno", 0)
             if isinstance(node, ast.Compare):
-                inputs += [(m, line) for m in _length_matches(node, index)]
+                recognisers.append((node, None))
                 continue
             key = _value_key(node, values)
             if key is None:
                 continue
             for example in index.by_expected.get(key, ()):
-                outputs[id(example)].append(line)
+                outputs[id(example)].append(getattr(node, "lineno", 0))
             if id(node) in values.compared:
-                inputs += [(m, line) for m in index.inputs(key)]
-        for match, in_line in inputs:
-            for out_line in outputs.get(id(match.example), ()):
-                if {in_line, out_line} & added:
+                recognisers.append((node, key))
+        if not outputs:
+            continue  # the common case: no example's output here, no input to look for
+        for node, key in recognisers:
+            in_line = getattr(node, "lineno", 0)
+            matches = index.inputs(key) if key is not None else _length_matches(node, index)
+            for match in matches:
+                out_lines = outputs.get(id(match.example), [])
+                out_line = min(out_lines, key=lambda n: (n not in added, n), default=None)
+                if out_line is not None and {in_line, out_line} & added:
                     text = lines[in_line - 1].strip() if in_line <= len(lines) else ""
                     yield Pair(match, change.path, in_line, how, text, out_line)
-                    break
 
 
 def _value_key(node: ast.AST, values: ModuleValues) -> LiteralKey | None:
@@ -406,8 +453,10 @@ def _value_key(node: ast.AST, values: ModuleValues) -> LiteralKey | None:
     return key if key is not None and not is_trivial(key) else None
 
 
-def _length_matches(node: ast.Compare, index: ExampleIndex) -> Iterator[InputMatch]:
+def _length_matches(node: ast.AST, index: ExampleIndex) -> Iterator[InputMatch]:
     """`len(text) == 19`: the examples with an input of that length."""
+    if not isinstance(node, ast.Compare):
+        return
     sides = [node.left, *node.comparators]
     if len(sides) != 2 or not isinstance(node.ops[0], ast.Eq):
         return

@@ -220,7 +220,7 @@ def _input_forms(literal: AddedLiteral, index: ExampleIndex, corpus: Corpus) -> 
     digest: the first distinctive one new to the author."""
     if literal.key[0] not in ("str", "bytes", "num"):
         return []
-    for match in index.by_form.get(literal.key, ()):
+    for match in index.forms_of(literal.key):
         if why_not_distinctive(match.input, compared=True) is not None:
             continue
         if corpus.where(match.input) is None and corpus.where(literal.key) is None:
