@@ -193,7 +193,7 @@ class ExampleIndex:
             [
                 e
                 for e in self.examples
-                if e.expected[0] in ("str", "num") and literal_pattern(e.expected).search(text)
+                if (pattern := output_pattern(e.expected)) is not None and pattern.search(text)
             ]
         )
 
@@ -209,6 +209,21 @@ class ExampleIndex:
                         if form[0] == "str":
                             found.append((example, key, how, literal_pattern(form)))
         return found
+
+
+@functools.lru_cache(maxsize=8192)
+def output_pattern(key: LiteralKey) -> re.Pattern[str] | None:
+    """How a text spells an expected output: a string's or a number's characters
+    (`given.literal_pattern`), a sequence of them as its items in order, apart
+    (`3 3 7 13`, `[3, 3, 7, 13]`); None for anything else."""
+    kind, value = key
+    if kind in ("str", "num"):
+        return literal_pattern(key)
+    if kind != "seq" or not isinstance(value, tuple) or len(value) < 2:
+        return None
+    if any(item[0] not in ("str", "num") for item in value):
+        return None
+    return re.compile(r"[^\w.]+".join(f"(?:{literal_pattern(item).pattern})" for item in value))
 
 
 def is_plain_pair(input_key: LiteralKey, expected: LiteralKey) -> bool:
@@ -271,20 +286,28 @@ def record_pairs(
 
 
 def _cell_pairs(record: Record, index: ExampleIndex, path: str) -> Iterator[Pair]:
+    """A cell holding an example's input and another its output; in a row, also the
+    rest of the row as the output (`909909090909,3,3,7,13,13,751,113797`)."""
+    cells = record.cells
     outputs = [
-        (i, example)
-        for i, cell in enumerate(record.cells)
+        (i, (j,), example)
+        for i, cell in enumerate(cells)
         for key in cell
         for example in index.by_expected.get(key, ())
+        for j in range(len(cells))
+        if j != i
     ]
-    for i, example in outputs:
-        for j, cell in enumerate(record.cells):
-            if j == i:
-                continue
-            for match in (m for key in cell for m in index.inputs(key)):
-                if match.example is example:
-                    shown = f"{_cell_text(cell)}: {_cell_text(record.cells[i])}"
-                    yield Pair(match, path, record.line, record.how, shown)
+    if record.how == "in one row" and len(cells) >= 3:
+        for j in range(len(cells)):
+            rest = [c for i, c in enumerate(cells) if i != j]
+            for pick in (0, -1):  # as written, or each numeric text as a number
+                key: LiteralKey = ("seq", tuple(c[pick] for c in rest))
+                outputs += [(-1, (j,), example) for example in index.by_expected.get(key, ())]
+    for i, (j,), example in outputs:
+        for match in (m for key in cells[j] for m in index.inputs(key)):
+            if match.example is example:
+                output = _cell_text(cells[i]) if i >= 0 else "the rest of the row"
+                yield Pair(match, path, record.line, record.how, f"{_cell_text(cells[j])}: {output}")
 
 
 def _cell_text(cell: Cell) -> str:
@@ -298,7 +321,9 @@ def _text_pairs(record: Record, index: ExampleIndex, path: str) -> Iterator[Pair
         found = pattern.search(record.text)
         if found is None:
             continue
-        for output in literal_pattern(example.expected).finditer(record.text):
+        output_in_text = output_pattern(example.expected)
+        assert output_in_text is not None  # the index is narrowed to those that have one
+        for output in output_in_text.finditer(record.text):
             if output.end() <= found.start() or output.start() >= found.end():
                 match = InputMatch(example, key, how)
                 yield Pair(match, path, record.line, record.how, record.text)

@@ -115,13 +115,13 @@ def structure_records(document: object) -> Iterator[Record]:
                     scalars = [cell(v) for v in inner[:MAX_CELLS] if _is_scalar(v)]
                     if scalars:
                         yield Record("as a key and its values", (cell(key), *scalars))
-            row = [cell(v) for _, v in items if _is_scalar(v)]
+            row = [cell(v) for _, v in items if _is_cell(v)]
             if len(row) >= 2:
                 yield Record("in one record", tuple(row))
             todo.extend(value.keys())
             todo.extend(value.values())
         elif isinstance(value, list | tuple):
-            row = [cell(v) for v in value[:MAX_CELLS] if _is_scalar(v)]
+            row = [cell(v) for v in value[:MAX_CELLS] if _is_cell(v)]
             if len(row) >= 2:
                 yield Record("in one row", tuple(row))
             todo.extend(value)
@@ -131,6 +131,13 @@ def structure_records(document: object) -> Iterator[Record]:
 
 def _is_scalar(value: object) -> bool:
     return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+def _is_cell(value: object) -> bool:
+    """A value a row holds as one cell: a scalar, or a list of scalars (an input list)."""
+    if isinstance(value, list | tuple):
+        return all(_is_scalar(item) for item in value)
+    return _is_scalar(value)
 
 
 def cell(value: object) -> Cell:

@@ -23,7 +23,7 @@ class Corpus:
     """What the author was given: base's files outside the test side, read on first
     use (it can be most of a repository). A literal is given when a Python file
     holds it as a literal (however its source spells it: implicit concatenation,
-    escapes, another quote) or any file's text holds it; a sequence, when each of
+    escapes, another quote, pieces it computes) or any file's text or name holds it; a sequence, when each of
     its items is; a format template (`"no such option: {}"`), when base holds its
     text with placeholders of any style (`%s`, `{name}`, an f-string's)."""
 
@@ -70,7 +70,9 @@ class Corpus:
 
     def _read(self) -> None:
         self._literals, self._shapes, self._by_path = {}, {}, {}
+        paths = []
         for path, data in self._files:
+            paths.append(path)
             self._texts.append((path, decode(data)))
             if PurePosixPath(path).suffix in GIVEN_PYTHON:
                 self._by_path[path] = file_literals(data)
@@ -79,6 +81,8 @@ class Corpus:
                     shape = template_shape(key)
                     if shape is not None:
                         self._shapes.setdefault(shape, path)
+        # A file's or folder's name is given too (`locale/it_IT/`: the locale `it_IT`).
+        self._texts.append(("base's file names", "\n".join(paths)))
 
 
 @functools.lru_cache(maxsize=4096)
