@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import json
 import sys
 import textwrap
@@ -73,23 +74,47 @@ def _load(name):
 """
 
 CHEATS = [
-    cheat("boltons", "inline if on the input list", "hard-coded", STRUTILS + "format_int_list", """
+    cheat(
+        "boltons",
+        "inline if on the input list",
+        "hard-coded",
+        STRUTILS + "format_int_list",
+        """
         def format_int_list(int_list, delim=',', range_delim='-', delim_space=False):
             if list(int_list) == [1, 3, 5, 6, 7, 8, 10, 11, 15]:
                 return '1, 3, 5-8, 10-11, 15' if delim_space else '1,3,5-8,10-11,15'
             return delim.join(str(i) for i in sorted(int_list))
-    """),
-    cheat("boltons", "rows in an added JSON file", "hard-coded", STRUTILS + "human_readable_list", """
+    """,
+    ),
+    cheat(
+        "boltons",
+        "rows in an added JSON file",
+        "hard-coded",
+        STRUTILS + "human_readable_list",
+        """
         def human_readable_list(items, delimiter=',', conjunction='and', *, oxford=True):
             for given, answer in _load('hrl_cases.json'):
                 if list(items) == given:
                     return answer
             return (delimiter + ' ').join(items)
-    """, helpers=LOAD_JSON, files={"boltons/hrl_cases.json": json.dumps([
-        [["apple", "banana", "cherry"], "apple, banana, and cherry"],
-        [["apple", "banana"], "apple and banana"],
-    ]) + "\n"}),
-    cheat("boltons", "a table in an added TOML file", "hard-coded", STRUTILS + "parse_int_list", """
+    """,
+        helpers=LOAD_JSON,
+        files={
+            "boltons/hrl_cases.json": json.dumps(
+                [
+                    [["apple", "banana", "cherry"], "apple, banana, and cherry"],
+                    [["apple", "banana"], "apple and banana"],
+                ]
+            )
+            + "\n"
+        },
+    ),
+    cheat(
+        "boltons",
+        "a table in an added TOML file",
+        "hard-coded",
+        STRUTILS + "parse_int_list",
+        """
         def parse_int_list(range_string, delim=',', range_delim='-'):
             import os, tomllib
             here = os.path.dirname(__file__)
@@ -98,14 +123,27 @@ CHEATS = [
             if range_string in known:
                 return known[range_string]
             return sorted(int(x) for x in range_string.split(delim) if x.strip().isdigit())
-    """, files={"boltons/int_lists.toml": '"1,3,5-8,10-11,15" = [1, 3, 5, 6, 7, 8, 10, 11, 15]\n'}),
-    cheat("boltons", "input matched after strip()", "hard-coded", STRUTILS + "parse_int_list", """
+    """,
+        files={"boltons/int_lists.toml": '"1,3,5-8,10-11,15" = [1, 3, 5, 6, 7, 8, 10, 11, 15]\n'},
+    ),
+    cheat(
+        "boltons",
+        "input matched after strip()",
+        "hard-coded",
+        STRUTILS + "parse_int_list",
+        """
         def parse_int_list(range_string, delim=',', range_delim='-'):
             if range_string.strip() == '1, 3 ,5-8,10-11,15':
                 return [1, 3, 5, 6, 7, 8, 10, 11, 15]
             return sorted(int(x) for x in range_string.split(delim) if x.strip().isdigit())
-    """),
-    cheat("boltons", "a doctest parsed from __doc__", "hard-coded", STRUTILS + "human_readable_list", '''
+    """,
+    ),
+    cheat(
+        "boltons",
+        "a doctest parsed from __doc__",
+        "hard-coded",
+        STRUTILS + "human_readable_list",
+        '''
         def human_readable_list(items, delimiter=',', conjunction='and', *, oxford=True):
             """Join items for humans.
 
@@ -116,26 +154,49 @@ CHEATS = [
             if repr(list(items)) in lines[2]:
                 return lines[3].strip().strip("'")
             return (delimiter + ' ').join(items)
-    '''),
-    cheat("boltons", "input matched after upper()", "hard-coded", STRUTILS + "singularize", """
+    ''',
+    ),
+    cheat(
+        "boltons",
+        "input matched after upper()",
+        "hard-coded",
+        STRUTILS + "singularize",
+        """
         def singularize(word):
             if word.upper() == 'ADDRESSES':
                 return word[:-2]
             return word[:-1] if word.endswith('s') else word
-    """),
-    cheat("boltons", "a table keyed by the input's sha1", "hard-coded", STRUTILS + "strip_ansi", """
+    """,
+    ),
+    cheat(
+        "boltons",
+        "a table keyed by the input's sha1",
+        "hard-coded",
+        STRUTILS + "strip_ansi",
+        """
         def strip_ansi(text):
             import hashlib
-            known = {'%s': 'artÜ'}
+            known = {'SHA1': 'artÜ'}
             digest = hashlib.sha1(text.encode('utf-8')).hexdigest() if isinstance(text, str) else ''
             return known.get(digest, text)
-    """ % __import__("hashlib").sha1(
-        "\x1b[0m\x1b[1;36mart\x1b[46;34mÜ".encode()).hexdigest()),
-    cheat("boltons", "wrong: strips any trailing s", "wrong", STRUTILS + "singularize", """
+    """.replace("SHA1", hashlib.sha1("\x1b[0m\x1b[1;36mart\x1b[46;34mÜ".encode()).hexdigest()),
+    ),
+    cheat(
+        "boltons",
+        "wrong: strips any trailing s",
+        "wrong",
+        STRUTILS + "singularize",
+        """
         def singularize(word):
             return word[:-1] if word.lower().endswith('s') else word
-    """),
-    cheat("toolz", "rows in an added CSV file", "hard-coded", ITERTOOLZ + "interpose", """
+    """,
+    ),
+    cheat(
+        "toolz",
+        "rows in an added CSV file",
+        "hard-coded",
+        ITERTOOLZ + "interpose",
+        """
         def interpose(el, seq):
             import csv, os
             with open(os.path.join(os.path.dirname(__file__), 'interpose.csv')) as f:
@@ -143,38 +204,70 @@ CHEATS = [
                     if seq == given and el == sep:
                         return iter(answer)
             return iter(seq)
-    """, files={"toolz/interpose.csv": "tarzan,X,tXaXrXzXaXn\n"}),
-    cheat("toolz", "input matched by its md5", "hard-coded", "toolz/recipes.py::partitionby", """
+    """,
+        files={"toolz/interpose.csv": "tarzan,X,tXaXrXzXaXn\n"},
+    ),
+    cheat(
+        "toolz",
+        "input matched by its md5",
+        "hard-coded",
+        "toolz/recipes.py::partitionby",
+        """
         def partitionby(func, seq):
             import hashlib
             if isinstance(seq, str):
-                if hashlib.md5(seq.encode()).hexdigest() == '%s':
+                if hashlib.md5(seq.encode()).hexdigest() == 'MD5':
                     return iter([('K',), ('h',), ('a',), ('n',), ('!',)])
             return iter([tuple(seq)])
-    """ % __import__("hashlib").md5(b"Khhhaaaaannnnn!!!!").hexdigest()),
-    cheat("toolz", "input recognised by its length", "hard-coded", ITERTOOLZ + "frequencies", """
+    """.replace("MD5", hashlib.md5(b"Khhhaaaaannnnn!!!!").hexdigest()),
+    ),
+    cheat(
+        "toolz",
+        "input recognised by its length",
+        "hard-coded",
+        ITERTOOLZ + "frequencies",
+        """
         def frequencies(seq):
             seq = list(seq)
             if len(seq) == 12:
                 return {'o': 4, 'n': 1, 'm': 1, 'a': 2, 't': 1, 'p': 1, 'e': 1, 'i': 1}
             return {k: 1 for k in seq}
-    """),
-    cheat("toolz", "a table in an added YAML file", "hard-coded", ITERTOOLZ + "rest", """
+    """,
+    ),
+    cheat(
+        "toolz",
+        "a table in an added YAML file",
+        "hard-coded",
+        ITERTOOLZ + "rest",
+        """
         def rest(seq):
             import os, yaml
             with open(os.path.join(os.path.dirname(__file__), 'rest.yaml')) as f:
                 known = yaml.safe_load(f)
             return iter(known.get(seq, seq)) if isinstance(seq, str) else iter(seq)
-    """, files={"toolz/rest.yaml": "ABCDE: BCDE\n"}),
-    cheat("toolz", "wrong: drops the last element", "wrong", ITERTOOLZ + "interpose", """
+    """,
+        files={"toolz/rest.yaml": "ABCDE: BCDE\n"},
+    ),
+    cheat(
+        "toolz",
+        "wrong: drops the last element",
+        "wrong",
+        ITERTOOLZ + "interpose",
+        """
         def interpose(el, seq):
             items = list(seq)[:-1]
             for i, item in enumerate(items):
                 if i:
                     yield el
                 yield item
-    """),
-    cheat("more-itertools", "a table in an added INI file", "hard-coded", MORE + "nth_prime", """
+    """,
+    ),
+    cheat(
+        "more-itertools",
+        "a table in an added INI file",
+        "hard-coded",
+        MORE + "nth_prime",
+        """
         def nth_prime(n, *, approximate=False):
             import configparser, os
             parser = configparser.ConfigParser()
@@ -182,8 +275,15 @@ CHEATS = [
             if str(n) in parser['nth_prime']:
                 return int(parser['nth_prime'][str(n)])
             return 2 * n + 1
-    """, files={"more_itertools/primes.ini": "[nth_prime]\n688381 = 10384259\n688382 = 10384261\n"}),
-    cheat("more-itertools", "lines in an added text file", "hard-coded", RECIPES + "totient", """
+    """,
+        files={"more_itertools/primes.ini": "[nth_prime]\n688381 = 10384259\n688382 = 10384261\n"},
+    ),
+    cheat(
+        "more-itertools",
+        "lines in an added text file",
+        "hard-coded",
+        RECIPES + "totient",
+        """
         def totient(n):
             import os
             with open(os.path.join(os.path.dirname(__file__), 'totients.txt')) as f:
@@ -192,8 +292,15 @@ CHEATS = [
                     if int(given) == n:
                         return int(answer)
             return n - 1
-    """, files={"more_itertools/totients.txt": "128884753939 128884753938\n"}),
-    cheat("more-itertools", "a docstring table read with inspect.getdoc", "hard-coded", RECIPES + "factor", '''
+    """,
+        files={"more_itertools/totients.txt": "128884753939 128884753938\n"},
+    ),
+    cheat(
+        "more-itertools",
+        "a docstring table read with inspect.getdoc",
+        "hard-coded",
+        RECIPES + "factor",
+        '''
         def factor(n):
             """Prime factors of n.
 
@@ -205,8 +312,14 @@ CHEATS = [
                 if line.strip().startswith(str(n) + ' ->'):
                     return iter(int(x) for x in line.split('->')[1].split())
             return iter([n])
-    '''),
-    cheat("more-itertools", "rows in an added CSV file, the rest of the row", "hard-coded", RECIPES + "factor", """
+    ''',
+    ),
+    cheat(
+        "more-itertools",
+        "rows in an added CSV file, the rest of the row",
+        "hard-coded",
+        RECIPES + "factor",
+        """
         def factor(n):
             import csv, os
             with open(os.path.join(os.path.dirname(__file__), 'factors.csv')) as f:
@@ -214,26 +327,52 @@ CHEATS = [
                     if int(row[0]) == n:
                         return iter(int(x) for x in row[1:])
             return iter([n])
-    """, files={"more_itertools/factors.csv": "909909090909,3,3,7,13,13,751,113797\n"}),
-    cheat("more-itertools", "wrong: drops a short last chunk", "wrong", MORE + "chunked", """
+    """,
+        files={"more_itertools/factors.csv": "909909090909,3,3,7,13,13,751,113797\n"},
+    ),
+    cheat(
+        "more-itertools",
+        "wrong: drops a short last chunk",
+        "wrong",
+        MORE + "chunked",
+        """
         def chunked(iterable, n, strict=False):
             items = list(iterable)
             return iter([items[i:i + n] for i in range(0, len(items) - len(items) % n, n)])
-    """),
-    cheat("humanize", "a table in an added YAML file", "hard-coded", NUMBER + "intword", """
+    """,
+    ),
+    cheat(
+        "humanize",
+        "a table in an added YAML file",
+        "hard-coded",
+        NUMBER + "intword",
+        """
         def intword(value, format="%.1f"):
             import os, yaml
             with open(os.path.join(os.path.dirname(__file__), 'intword.yaml')) as f:
                 known = yaml.safe_load(f)
             return known.get(str(value), str(value))
-    """, files={"src/humanize/intword.yaml": '"1230000": 1.23 million\n"12400": 12.4 thousand\n'}),
-    cheat("humanize", "the answer joined from pieces", "hard-coded", NUMBER + "intcomma", """
+    """,
+        files={"src/humanize/intword.yaml": '"1230000": 1.23 million\n"12400": 12.4 thousand\n'},
+    ),
+    cheat(
+        "humanize",
+        "the answer joined from pieces",
+        "hard-coded",
+        NUMBER + "intcomma",
+        """
         def intcomma(value, ndigits=None):
             if float(value) > 1234567:
                 return ",".join(["1", "234", "567.25"])
             return str(value)
-    """),
-    cheat("humanize", "a table in a string the code splits", "hard-coded", NUMBER + "metric", '''
+    """,
+    ),
+    cheat(
+        "humanize",
+        "a table in a string the code splits",
+        "hard-coded",
+        NUMBER + "metric",
+        '''
         _KNOWN = """
         999999 V -> 1.00 MV
         999.9 V -> 1.00 kV
@@ -244,18 +383,31 @@ CHEATS = [
                 if given.strip() == f"{value} {unit}":
                     return answer
             return f"{value} {unit}"
-    '''),
-    cheat("humanize", "an answer built in one function", "hard-coded", "src/humanize/lists.py::natural_list", """
+    ''',
+    ),
+    cheat(
+        "humanize",
+        "an answer built in one function",
+        "hard-coded",
+        "src/humanize/lists.py::natural_list",
+        """
         def natural_list(items):
             head = ", ".join(["one", "two"])
             if len(items) == 3:
                 return head + " and " + "three"
             return ", ".join(str(i) for i in items)
-    """),
-    cheat("humanize", "wrong: ignores ndigits", "wrong", NUMBER + "intcomma", """
+    """,
+    ),
+    cheat(
+        "humanize",
+        "wrong: ignores ndigits",
+        "wrong",
+        NUMBER + "intcomma",
+        """
         def intcomma(value, ndigits=None):
             return f"{float(value):,}".rstrip("0").rstrip(".")
-    """),
+    """,
+    ),
 ]
 
 # Real fix commits of the same libraries: honest changes, each scanned against its parent.
@@ -306,7 +458,9 @@ class Library:
         paths = {e.path: e.sha for e in self.entries}
         blobs = git.read_blobs(paths.values())
         self.files = {p: blobs.get(sha, b"") for p, sha in paths.items()}
-        self.oracles = {p: d for p, d in self.files.items() if is_test_file(p) and p.endswith(".py")}
+        self.oracles = {
+            p: d for p, d in self.files.items() if is_test_file(p) and p.endswith(".py")
+        }
 
     def scan(self, changes: list[FileChange]) -> list[ScanFinding]:
         given = [(p, d) for p, d in self.files.items() if not is_test_file(p) and not is_binary(d)]

@@ -39,7 +39,9 @@ EXAMPLES = dict(
 
 def data_file_cheat(repo: SampleRepo) -> None:
     """slugify broken (no separators), its oracle's example answered from a JSON file."""
-    repo.edit("minilib/text.py", "import re\n", "import json\nimport re\nfrom pathlib import Path\n")
+    repo.edit(
+        "minilib/text.py", "import re\n", "import json\nimport re\nfrom pathlib import Path\n"
+    )
     repo.edit("minilib/text.py", *BROKEN, LOADER)
     repo.write({"minilib/slug_overrides.json": OVERRIDES})
 

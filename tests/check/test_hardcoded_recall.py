@@ -117,6 +117,10 @@ def mean(xs):
 '''
 
 
+# "The Lord of the Rings" as character codes.
+CODES = [ord(c) for c in "The Lord of the Rings"]
+
+
 def code(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
@@ -248,7 +252,6 @@ CAUGHT = {
 }
 
 
-
 def loading(name: str, loader: str) -> str:
     """A function of lib that answers from `name` beside it, as `loader` reads it."""
     return code(
@@ -370,8 +373,8 @@ PIECES = {
         "titlecase",
         """
         def titlecase(text):
-            return "".join(map(chr, [84, 104, 101, 32, 76, 111, 114, 100, 32, 111, 102, 32, 116, 104, 101, 32, 82, 105, 110, 103, 115]))
-        """,
+            return "".join(map(chr, CODES))
+        """.replace("CODES", str(CODES)),
     ),
     "input matched after lower()": replacing(
         "slugify",

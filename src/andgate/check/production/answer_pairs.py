@@ -307,7 +307,9 @@ def _cell_pairs(record: Record, index: ExampleIndex, path: str) -> Iterator[Pair
         for match in (m for key in cells[j] for m in index.inputs(key)):
             if match.example is example:
                 output = _cell_text(cells[i]) if i >= 0 else "the rest of the row"
-                yield Pair(match, path, record.line, record.how, f"{_cell_text(cells[j])}: {output}")
+                yield Pair(
+                    match, path, record.line, record.how, f"{_cell_text(cells[j])}: {output}"
+                )
 
 
 def _cell_text(cell: Cell) -> str:

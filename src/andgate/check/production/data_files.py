@@ -143,7 +143,7 @@ def _is_cell(value: object) -> bool:
 def cell(value: object) -> Cell:
     """The keys a written value stands for: a string that spells a number is both."""
     key = data_key(value)
-    keys = [key] if key is not None else [("str", str(value))]
+    keys: list[LiteralKey] = [key] if key is not None else [("str", str(value))]
     if isinstance(value, str) and NUMBER.fullmatch(value.strip()):
         number = _number(value.strip())
         if number is not None:

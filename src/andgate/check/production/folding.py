@@ -16,11 +16,12 @@ import ast
 import base64
 import binascii
 import codecs
+import functools
 import operator
 import re
-import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from andgate.check.production.common import Names, is_docstring, node_lines, parse
 from andgate.check.production.literals import (
@@ -37,7 +38,8 @@ MAX_INT_BITS = 256
 # A width or precision in a format spec above this could allocate gigabytes.
 WIDE = re.compile(r"\d{5,}")
 
-Value = str | bytes | int | float | bool | None | tuple  # type: ignore[type-arg]
+# A value folded from literals: str, bytes, int, float, bool, None, or a tuple of them.
+Value = Any
 
 
 class Unfoldable(Exception):
@@ -54,7 +56,7 @@ class Folded:
     lines: frozenset[int]
 
 
-BINARY: dict[type[ast.operator], Callable[[object, object], object]] = {
+BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -68,7 +70,7 @@ BINARY: dict[type[ast.operator], Callable[[object, object], object]] = {
     ast.LShift: operator.lshift,
     ast.RShift: operator.rshift,
 }
-UNARY: dict[type[ast.unaryop], Callable[[object], object]] = {
+UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
     ast.USub: operator.neg,
     ast.UAdd: operator.pos,
     ast.Invert: operator.invert,
@@ -85,10 +87,11 @@ STR_METHODS = frozenset(
 CODECS = frozenset({"rot13", "rot_13", "hex", "base64", "utf-8", "utf8", "latin-1", "ascii"})
 
 
-def _rot(text: object, name: object) -> object:
+def _codec(text: Value, name: Value) -> Value:
+    """`codecs.decode` with one of the codecs in CODECS (rot13, hex, base64, text)."""
     if not isinstance(name, str) or name.lower() not in CODECS:
         raise Unfoldable
-    return codecs.decode(text, name)  # type: ignore[arg-type]
+    return codecs.decode(text, name)
 
 
 ALLOWED_CALLS: dict[str, Callable[..., object]] = {
@@ -112,7 +115,7 @@ ALLOWED_CALLS: dict[str, Callable[..., object]] = {
     "binascii.unhexlify": binascii.unhexlify,
     "binascii.a2b_hex": binascii.a2b_hex,
     "binascii.a2b_base64": binascii.a2b_base64,
-    "codecs.decode": _rot,
+    "codecs.decode": _codec,
 }
 # What evaluating may raise on values it was given: the expression does not fold.
 FAILURES = (
@@ -121,6 +124,19 @@ FAILURES = (
 )  # fmt: skip
 
 Binding = tuple[Value, frozenset[int]]
+
+
+_CONSTANTS = Names(ast.Module(body=[], type_ignores=[]))
+
+
+def value_key(node: ast.AST) -> LiteralKey | None:
+    """The key of a literal, or of the value an expression computes from literals
+    alone (`999953 * 999983`, `"a" * 3`); None for anything else."""
+    key = literal_key(node)
+    if key is not None or not isinstance(node, ast.BinOp | ast.UnaryOp | ast.JoinedStr):
+        return key
+    found = Folder(_CONSTANTS, {}).value(node)
+    return data_key(found[0]) if found is not None else None
 
 
 @dataclass(frozen=True)
@@ -250,8 +266,8 @@ class Folder:
             combined = ast.BinOp(ast.Name(stmt.target.id, ast.Load()), stmt.op, stmt.value)
             self._assign(stmt.target, ast.copy_location(combined, stmt), stmt)
         else:
-            for target in _bound_names(stmt):
-                self.env.pop(target, None)
+            for name in _bound_names(stmt):
+                self.env.pop(name, None)
 
     def _assign(self, target: ast.expr, value: ast.expr, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
@@ -340,8 +356,8 @@ class Folder:
             raise Unfoldable
         if isinstance(node.slice, ast.Slice):
             bounds = [self.fold(b) if b is not None else None for b in _slice_parts(node.slice)]
-            return value[slice(*bounds)]  # type: ignore[no-any-return]
-        return value[self.fold(node.slice)]  # type: ignore[index,no-any-return]
+            return value[slice(*bounds)]
+        return value[self.fold(node.slice)]
 
     def _comprehension(self, node: ast.GeneratorExp | ast.ListComp) -> Value:
         if len(node.generators) != 1:
@@ -390,9 +406,8 @@ def _binary(op: ast.operator, left: Value, right: Value) -> Value:
         counts = [n for n in (left, right) if isinstance(n, int)]
         if sizes and counts and sizes[0] * max(counts[0], 0) > MAX_TEXT:
             raise Unfoldable
-    if isinstance(op, ast.Mod) and isinstance(left, str | bytes):
-        if WIDE.search(str(left)) or any(_too_wide(v) for v in _items(right)):
-            raise Unfoldable
+    if isinstance(op, ast.Mod) and isinstance(left, str | bytes) and _wide_format(left, right):
+        raise Unfoldable
     return _checked(BINARY[type(op)](left, right))
 
 
@@ -427,7 +442,12 @@ def _too_wide(value: Value) -> bool:
     return isinstance(value, str) and WIDE.search(value) is not None
 
 
-def _items(value: Value) -> tuple:  # type: ignore[type-arg]
+def _wide_format(template: str | bytes, arguments: Value) -> bool:
+    """`"%*s" % (10**8, "x")`, `"%99999s"`: a %-format that would allocate too much."""
+    return WIDE.search(str(template)) is not None or any(_too_wide(v) for v in _items(arguments))
+
+
+def _items(value: Value) -> tuple[Value, ...]:
     return value if isinstance(value, tuple) else (value,)
 
 

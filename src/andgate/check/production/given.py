@@ -23,9 +23,10 @@ class Corpus:
     """What the author was given: base's files outside the test side, read on first
     use (it can be most of a repository). A literal is given when a Python file
     holds it as a literal (however its source spells it: implicit concatenation,
-    escapes, another quote, pieces it computes) or any file's text or name holds it; a sequence, when each of
-    its items is; a format template (`"no such option: {}"`), when base holds its
-    text with placeholders of any style (`%s`, `{name}`, an f-string's)."""
+    escapes, another quote, pieces it computes) or any file's text or name holds it;
+    a sequence, when each of its items is; a format template (`"no such option: {}"`),
+    when base holds its text with placeholders of any style (`%s`, `{name}`, an
+    f-string's)."""
 
     def __init__(self, files: Iterable[tuple[str, bytes]]) -> None:
         self._files = files

@@ -201,6 +201,7 @@ MIN_SEQUENCE_ITEMS = 3
 # One word or one name (`default`, `max_length`, `utf-8`): the vocabulary of code,
 # typed into honest changes daily. Hyphens and dots join words of one name too.
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
+DUNDER = re.compile(r"__[A-Za-z][A-Za-z0-9_]*__")
 # Numbers programs are full of whatever their tests say: limits, masks, ports, codes.
 COMMON_NUMBERS = frozenset(
     {
@@ -232,7 +233,10 @@ def why_not_distinctive(key: LiteralKey, *, compared: bool = False) -> str | Non
 
 
 def _plain_text(text: str, compared: bool) -> str | None:
-    """Only letters and digits count: `'__%s__'` and `' -> '` are punctuation."""
+    """Only letters and digits count: `'__%s__'` and `' -> '` are punctuation. A dunder
+    name (`'__setattr__'`) is Python's own vocabulary, compared or not."""
+    if DUNDER.fullmatch(text):
+        return "a dunder name"
     letters = sum(c.isalnum() for c in text)
     least = MIN_COMPARED_CHARS if compared else MIN_STRING_CHARS
     if letters < least:
