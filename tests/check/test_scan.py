@@ -191,6 +191,17 @@ def test_images_are_not_binary_findings_unless_their_bytes_lie() -> None:
     assert_only(scan(disguised, path="assets/logo.png"), (None, C.BINARY_FILE))
 
 
+def test_gettext_catalogs_are_not_binary_findings_unless_their_bytes_lie() -> None:
+    # humanize's locale/*/LC_MESSAGES/humanize.mo, compiled at install (generated_files)
+    path = "src/humanize/locale/fr_FR/LC_MESSAGES/humanize.mo"
+    assert scan(b"\xde\x12\x04\x95\x00\x00\x00\x00\x02\x00", path=path) == []
+    assert scan(b"\x95\x04\x12\xde\x00\x00\x00\x00\x00\x02", path=path) == []  # big-endian
+    pickled = b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}"  # a pickle named .mo
+    assert_only(scan(pickled, path=path), (None, C.BINARY_FILE))
+    catalog = b"\xde\x12\x04\x95\x00\x00\x00\x00"
+    assert_only(scan(catalog, path="src/pkg/table.bin"), (None, C.BINARY_FILE))
+
+
 @pytest.mark.parametrize(
     ("old", "new"), [(None, "* text eol=lf\n"), ("* text\n", "*.py filter=x\n"), ("* text\n", None)]
 )

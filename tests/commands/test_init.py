@@ -518,6 +518,10 @@ INSTALLS = {
         {"requirements/test.txt": "pytest\n"},
         "python -m pip install -e . -r requirements/test.txt",
     ),
+    "requirements testing (more-itertools)": (
+        {"requirements/testing.txt": "coverage\n"},
+        "python -m pip install -e . -r requirements/testing.txt",
+    ),
     "neither": ({"README.md": "x\n"}, "python -m pip install -e . pytest  # andgate init: edit"),
 }  # fmt: skip
 

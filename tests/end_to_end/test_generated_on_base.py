@@ -11,7 +11,9 @@ of base's runs, named in GENERATED_FILES, and base pins nothing.
 
 from __future__ import annotations
 
+import pickle
 import shutil
+import struct
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -283,3 +285,115 @@ def test_a_version_file_that_holds_code_stays_out_of_base_and_is_named(installed
     (failed,) = [r["detail"] for r in verdict["reasons"]]
     assert failed.startswith("tests/test_i18n.py::test_mean_in_latvian skipped: Generate .mo")
     assert "(could not compare: base could not collect tests/test_i18n.py: " in failed
+
+
+# humanize's catalogs: a build script compiles the committed .po files into .mo files
+# beside the package's code, untracked (*.mo in .gitignore), and the i18n oracle reads
+# them. The project is installed editable by hatchling: one `.pth` path entry, no
+# module named in its RECORD.
+CATALOG_TEST = """\
+import gettext
+import pathlib
+
+import pytest
+
+import {name}
+
+
+def test_mean_is_translated():
+    path = pathlib.Path({name}.__file__).parent / "{catalog}"
+    if not path.is_file():
+        pytest.skip("Generate .mo with scripts/generate-translation-binaries.sh")
+    with path.open("rb") as fh:
+        assert gettext.GNUTranslations(fh).gettext("mean") == "vid\\u0113jais"
+"""
+CATALOG = "locale/lv/LC_MESSAGES/{name}.mo"
+
+
+def gettext_catalog(messages: dict[str, str]) -> bytes:
+    """A GNU gettext catalog as msgfmt writes it (little-endian, no hash table)."""
+    entries = {"": "Content-Type: text/plain; charset=UTF-8\n", **messages}
+    keys = sorted(entries)
+    ids, strs = [k.encode() for k in keys], [entries[k].encode() for k in keys]
+    start = 7 * 4 + 2 * len(keys) * 8
+    tables, blob = [], b""
+    for texts in (ids, strs):
+        table = []
+        for text in texts:
+            table.append(struct.pack("<2I", len(text), start + len(blob)))
+            blob += text + b"\0"
+        tables.append(b"".join(table))
+    orig, trans = 7 * 4, 7 * 4 + len(keys) * 8
+    head = struct.pack("<7I", 0x950412DE, 0, len(keys), orig, trans, 0, 0)
+    return head + b"".join(tables) + blob
+
+
+@pytest.mark.parametrize(
+    ("name", "pyproject"),
+    [
+        ("catstats", HATCH_VCS.format(name="catstats")),
+        ("scmcats", SETUPTOOLS_SCM.format(name="scmcats", template="")),
+    ],
+    ids=["hatch-vcs", "setuptools-scm (the control: a finder naming its package)"],
+)
+def test_untracked_catalogs_of_an_editable_project_are_named_then_carried(
+    installed, name, pyproject
+):
+    """A hatchling editable install names no module in its RECORD, so the gate did not
+    know the project's package: the untracked catalogs went unnamed (no
+    GENERATED_FILES), and the i18n oracle skipped on head and on base alike, a
+    warning where plain pytest runs it. Now they are named, with one glob for them;
+    once named in generated_files they are carried into head's worktrees (the oracle
+    runs), kept out of base's runs (not Python), and the production scan reads a
+    catalog as the data it is. The control: a `.mo` whose bytes are no catalog (a
+    pickle) is still binary content, PRODUCTION_SUSPICIOUS. setuptools' editable finder
+    names its package, so that install was named before: the same warnings."""
+    project, _ = installed(name, pyproject)
+    relative = CATALOG.format(name=name)
+    repo, catalog = project.repo, f"{project.package}/{relative}"
+    repo.edit(".gitignore", "build/\n", "build/\n*.mo\n")
+    repo.write({"tests/test_catalog.py": CATALOG_TEST.format(name=name, catalog=relative)})
+    upstream = repo.commit("upstream: translations")
+    repo.write({catalog: gettext_catalog({"mean": "vid\u0113jais"})})
+    adopt(project)
+
+    verdict = project.check(upstream)
+    assert (verdict["verdict"], verdict["reasons"]) == ("allow", []), verdict
+    generated = [w["detail"] for w in verdict["warnings"] if w["code"] == "GENERATED_FILES"]
+    assert generated == [
+        "the installed project's package holds files git does not track: "
+        f"{catalog}; worktrees lack them, so tests that need them fail to collect, fail "
+        "or skip: name them in the manifest's generated_files (e.g. generated_files: "
+        f'["{catalog}"])'
+    ], verdict["warnings"]
+    skipped = [w["detail"] for w in verdict["warnings"] if w["code"] == "ORACLE_SKIPPED"]
+    assert "tests/test_catalog.py::test_mean_is_translated skipped" in " ".join(skipped)
+
+    # Named: carried into head's worktrees, the oracle runs, nothing suspicious.
+    repo.edit(
+        MANIFEST,
+        f'generated_files: ["{project.package}/_version.py"]',
+        f'generated_files: ["{project.package}/_version.py", "{project.package}/locale/**/*.mo"]',
+    )
+    repo.run("commit", "-q", "-a", "--amend", "--no-edit")
+    verdict = project.check(upstream)
+    assert (verdict["verdict"], verdict["reasons"]) == ("allow", []), verdict
+    assert codes(verdict["warnings"]) == ["ADOPTING", "GENERATED_FILES"], verdict["warnings"]
+    (generated,) = [w["detail"] for w in verdict["warnings"] if w["code"] == "GENERATED_FILES"]
+    assert generated.startswith(
+        "kept out of base's runs (the collection that pins the oracle set, the rerun that "
+        f"judges a skip): 1 not Python source ({catalog}). "
+    ), generated
+    assert "Head's runs have them" in generated and "version file" not in generated
+    assert sorted(f["path"] for f in verdict["generated_files"]) == [
+        f"{project.package}/_version.py",
+        catalog,
+    ]
+
+    # The control: a pickle under a catalog's name is binary content, named.
+    (repo.path / catalog).write_bytes(pickle.dumps({"mean": "vid\u0113jais"}, protocol=4))
+    verdict = project.check(upstream)
+    # (the oracle, reading it as a catalog, fails too)
+    assert codes(verdict["reasons"]) == ["ORACLE_FAILED", "PRODUCTION_SUSPICIOUS"], verdict
+    (suspicious,) = [r["detail"] for r in verdict["reasons"] if r["code"] != "ORACLE_FAILED"]
+    assert suspicious.startswith(f"{catalog}: binary file (binary content"), suspicious

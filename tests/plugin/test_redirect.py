@@ -247,6 +247,44 @@ def test_distributions_installed_from_the_checkout_are_found(tmp_path, monkeypat
     assert project.roots == ("src",)
 
 
+@pytest.mark.parametrize(
+    ("dist_name", "pth", "tracked", "found"),
+    [
+        # hatchling: humanize, src layout
+        ("humanize", "_editable_impl_humanize.pth", "src/humanize/__init__.py", ("humanize",)),
+        # flit: more-itertools, flat layout, the name normalised
+        ("more-itertools", "more_itertools.pth", "more_itertools/more.py", ("more_itertools",)),
+        (
+            "Zope.Interface",
+            "zope_interface.pth",
+            "src/zope_interface/__init__.py",
+            ("zope_interface",),
+        ),
+        # the repository holds no package of the distribution's name: nothing guessed
+        ("docs-tools", "docs_tools.pth", "tools/build.py", ()),
+    ],
+)
+def test_an_editable_install_that_is_only_a_path_entry_is_named_after_its_distribution(
+    tmp_path, monkeypatch, dist_name, pth, tracked, found
+):
+    """Its RECORD names a `.pth` file and metadata, no module; the path entry's
+    folder may hold more than the project (a flat layout's docs/), so the name is the
+    distribution's, kept only when the repository holds a package of that name."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    dist = FakeDist(
+        {"direct_url.json": json.dumps({"url": repo.as_uri(), "dir_info": {"editable": True}})},
+        [pth, "x-1.0.dist-info/RECORD", "x-1.0.dist-info/direct_url.json"],
+    )
+    dist.metadata = {"Name": dist_name}
+    monkeypatch.setattr(installed.metadata, "distributions", lambda: [dist])
+    project = installed.find_installed_project(repo, [tracked, "docs/conf.py", "tests/t.py"])
+    assert project.names == found
+    # Without the path entry (a wheel's copy naming no module), still nothing guessed.
+    dist.files = ["x-1.0.dist-info/RECORD"]
+    assert installed.find_installed_project(repo, [tracked]).names == ()
+
+
 def test_real_paths_resolves_linked_folders_and_linked_files_like_realpath(tmp_path):
     outside = tmp_path / "checkout"
     (outside / "pkg").mkdir(parents=True)

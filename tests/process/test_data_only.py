@@ -254,6 +254,30 @@ def test_base_gets_the_data_only_files_and_none_on_its_test_side():
     assert kept_from_base_warning(()) is None
 
 
+def test_files_kept_from_base_that_are_not_python_are_counted_under_one_glob():
+    """humanize's 35 compiled catalogs: one count and glob, and what it means for base
+    (no advice about version files, which is about code)."""
+    catalogs = [f"src/h/locale/{lang}/LC_MESSAGES/h.mo" for lang in ("de", "fr", "lv")]
+    files = Generated(tuple(GeneratedFile(path, b"\xde\x12\x04\x95\0") for path in catalogs))
+    given, kept_out = files.for_base(paths.TestSide(("tests",)))
+    assert given.paths == ()
+    warning = kept_from_base_warning(kept_out)
+    assert warning is not None
+    assert warning.detail.startswith(
+        "kept out of base's runs (the collection that pins the oracle set, the rerun that "
+        "judges a skip): 3 not Python source (src/h/locale/**/*.mo). "
+    )
+    assert "Head's runs have them" in warning.detail
+    assert "version file" not in warning.detail and "guard the import" not in warning.detail
+    # Beside a file of code: that one named with its line, and the advice about code.
+    mixed = kept_from_base_warning([("src/h/_build.py", "line 1: an import of os"), *kept_out])
+    assert mixed is not None
+    assert "src/h/_build.py (line 1: an import of os); 3 not Python source" in mixed.detail
+    assert "guard the import" in mixed.detail
+    single = kept_from_base_warning(kept_out[:1])
+    assert single is not None and f"1 not Python source ({catalogs[0]})" in single.detail
+
+
 def test_a_lease_of_base_gets_its_own_files_and_every_other_commit_all(make_repo, tmp_path):
     repo = make_repo({"src/pkg/__init__.py": ""})
     base = repo.run("rev-parse", "HEAD").strip()

@@ -288,3 +288,31 @@ def test_the_artifacts_folder_claims_every_reporters_file():
     from andgate.report.folder import REPORT_FILES, VERDICT_FILE
 
     assert sorted(r.filename for r in REPORTERS) == sorted([*REPORT_FILES, VERDICT_FILE])
+
+
+def test_the_terminal_shows_five_warnings_of_a_code_and_counts_the_rest(capsys, tmp_path):
+    """click's adoption: 38 ORACLE_FROM_PRODUCTION and 23 ORACLE_SKIPPED printed whole
+    buried the verdict; every reason is still printed, and summary.md lists them all."""
+    from andgate.records import Decision, Finding, Warning_
+    from andgate.report.console import print_verdict
+    from andgate.verdict import Verdict
+
+    skipped = [Finding(Warning_.ORACLE_SKIPPED, f"t.py::test_{i} skipped") for i in range(23)]
+    adopting = Finding(Warning_.ADOPTING, "this change adopts andgate")
+    verdict = Verdict(
+        decision=Decision.ALLOW,
+        reasons=(),
+        bits={},
+        warnings=(adopting, *skipped[:3], Finding(Warning_.GENERATED_FILES, "g"), *skipped[3:]),
+        counts={"oracle": 2000},
+    )
+    print_verdict(verdict, tmp_path)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "andgate: ALLOW"
+    assert lines[1:9] == [
+        "  warning ADOPTING: this change adopts andgate",
+        *(f"  warning ORACLE_SKIPPED: t.py::test_{i} skipped" for i in range(5)),
+        f"  warning ORACLE_SKIPPED: and 18 more ({tmp_path}/summary.md lists them)",
+        "  warning GENERATED_FILES: g",
+    ]
+    assert lines[9:] == ["  tests: oracle 2000", f"  artifacts: {tmp_path}/summary.md"]

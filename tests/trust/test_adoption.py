@@ -33,6 +33,7 @@ from andgate.process.generated import (
     copy_into,
     generated_warning,
     read_generated,
+    suggested_glob,
     unnamed_generated,
 )
 from andgate.process.installed import InstalledProject
@@ -177,6 +178,19 @@ def test_untracked_files_in_the_installed_package_that_no_glob_names_are_reporte
     assert unnamed_generated(Git(repo.path), project, ("src/pkg/_version.py",)) == []
 
 
+def test_many_unnamed_files_are_suggested_as_one_glob():
+    """humanize's catalogs: their deepest common folder and their shared suffix."""
+    catalogs = [f"src/h/locale/{lang}/LC_MESSAGES/h.mo" for lang in ("de", "fr", "lv")]
+    assert suggested_glob(catalogs) == '["src/h/locale/**/*.mo"]'
+    assert suggested_glob(catalogs[:1]) == f'["{catalogs[0]}"]'
+    assert suggested_glob(["src/h/a.mo", "src/h/sub/b.dat"]) == '["src/h/**/*"]'
+    assert suggested_glob(["src/h/README", "src/h/x/LICENSE"]) == '["src/h/**/*"]'
+    warning = generated_warning(catalogs)
+    assert warning is not None
+    assert 'generated_files: ["src/h/locale/**/*.mo"]' in warning.detail
+    assert "fail to collect, fail or skip" in warning.detail
+
+
 def test_known_bad_proposals_leave_the_artifacts_folder_self_ignored(make_repo):
     """Whichever command creates artifacts/ first, it ignores itself, and check
     takes it over as its own (no refusal, the ignore file kept)."""
@@ -203,7 +217,28 @@ def test_doctor_names_each_problem_with_its_fix_and_exits_1(make_repo, capsys):
     assert "1. MANIFEST_INVALID: " in out and "fix: run `andgate init`" in out
     assert "2. CI: no workflow under .github/workflows/ runs andgate" in out
     assert "note: no upstream default branch" in out
-    assert out.endswith("result: the next check would block: 2 problems\n")
+    # The missing workflow is a problem, not a block: the result line says which block.
+    assert out.endswith(
+        "result: 2 problems; the next check would block on 1 of them (CI: no block, but fix it)\n"
+    )
+
+
+def test_doctors_result_line_says_which_problems_block_the_next_check():
+    """humanize: doctor named only the untracked catalogs (GENERATED_FILES, a warning)
+    and said the next check would block; it allowed."""
+    from andgate.commands.doctor import Findings
+
+    found = Findings()
+    found.problem("GENERATED_FILES", "untracked .mo files", "name them")
+    assert found.result() == "1 problem; the next check would block on none of them " + (
+        "(GENERATED_FILES: no block, but fix it)"
+    )
+    found.problem("NO_KNOWN_BAD", "no fixture", "write one")
+    found.problem("NO_PROPERTY", "no property", "add one")
+    assert found.result().startswith("3 problems; the next check would block on 2 of them")
+    blocking = Findings()
+    blocking.problem("NO_KNOWN_BAD", "no fixture", "write one")
+    assert blocking.result() == "the next check would block: 1 problem"
 
 
 # -- end to end: a src-layout project with a version file setuptools-scm writes ---------------

@@ -46,7 +46,7 @@ from andgate.errors import FreezeFileError, ManifestError
 from andgate.exitcodes import Exit
 from andgate.git import Git
 from andgate.process.requests import DEFAULT_ITEM_TIMEOUT, DEFAULT_TIMEOUT
-from andgate.records import Outcome, ReplayStatus, TrustClass
+from andgate.records import Outcome, Reason, ReplayStatus, TrustClass
 from andgate.trust import locks
 from andgate.trust.adoption import has_andgate_config, target_branch
 from andgate.trust.refs import local_ahead, short_ref
@@ -58,9 +58,26 @@ WORKFLOWS = ".github/workflows"
 class Findings:
     problems: list[str] = field(default_factory=list)  # what the next check trips on
     notes: list[str] = field(default_factory=list)  # worth knowing, trips nothing
+    codes: list[str] = field(default_factory=list)  # each problem's code
 
     def problem(self, code: str, what: str, fix: str) -> None:
         self.problems.append(f"{code}: {what}; fix: {fix}")
+        self.codes.append(code)
+
+    def result(self) -> str:
+        """The last line: how many problems, and how many of them block a check (a
+        warning such as GENERATED_FILES, or no workflow running andgate, does not)."""
+        blocking = [c for c in self.codes if c in BLOCKING]
+        if len(blocking) == len(self.codes):
+            return f"the next check would block: {plural(len(self.codes), 'problem')}"
+        others = ", ".join(dict.fromkeys(c for c in self.codes if c not in BLOCKING))
+        return (
+            f"{plural(len(self.codes), 'problem')}; the next check would block on "
+            f"{len(blocking) or 'none'} of them ({others}: no block, but fix it)"
+        )
+
+
+BLOCKING = frozenset(reason.value for reason in Reason)
 
 
 def run_doctor(
@@ -95,7 +112,7 @@ def run_doctor(
     for index, line in enumerate(found.problems, 1):
         print(f"  {index}. {line}")
     if found.problems:
-        print(f"result: the next check would block: {plural(len(found.problems), 'problem')}")
+        print(f"result: {found.result()}")
         return Exit.BLOCK
     print("result: nothing the next check would trip on")
     return Exit.OK

@@ -57,6 +57,8 @@ REQUIREMENT_FILES = (
     "test-requirements.txt",
     "requirements/test.txt",
     "requirements/tests.txt",
+    "requirements-testing.txt",
+    "requirements/testing.txt",  # more-itertools
     "requirements-dev.txt",
     "dev-requirements.txt",
     "requirements/dev.txt",

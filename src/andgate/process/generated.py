@@ -167,24 +167,59 @@ def generated_warning(unnamed: Sequence[str]) -> Finding | None:
     return Finding(
         Warning_.GENERATED_FILES,
         f"the installed project's package holds files git does not track: {shown}{more}; "
-        "worktrees lack them, so tests that import them fail to collect: name them in the "
-        f'manifest\'s generated_files (e.g. generated_files: ["{unnamed[0]}"])',
+        "worktrees lack them, so tests that need them fail to collect, fail or skip: name "
+        f"them in the manifest's generated_files (e.g. generated_files: {suggested_glob(unnamed)})",
     )
+
+
+def suggested_glob(paths: Sequence[str]) -> str:
+    """A `generated_files` value naming `paths`: the one path, or one glob for many
+    (their deepest common folder and, when they share it, their suffix: humanize's
+    compiled catalogs are `src/humanize/locale/**/*.mo`)."""
+    if len(paths) == 1:
+        return f'["{paths[0]}"]'
+    folders = [PurePosixPath(p).parent.parts for p in paths]
+    common: list[str] = []
+    for parts in zip(*folders, strict=False):
+        if len(set(parts)) > 1:
+            break
+        common.append(parts[0])
+    suffixes = {PurePosixPath(p).suffix for p in paths}
+    name = f"*{suffixes.pop()}" if len(suffixes) == 1 and "" not in suffixes else "*"
+    return f'["{"/".join([*common, "**", name])}"]'
 
 
 def kept_from_base_warning(kept_out: Sequence[tuple[str, str]]) -> Finding | None:
-    """GENERATED_FILES for the generated files base's runs do not get."""
+    """GENERATED_FILES for the generated files base's runs do not get. Files that are
+    not Python source (compiled message catalogs, data) are counted under one glob,
+    with what they mean for base; the rest are named with the line that is code."""
     if not kept_out:
         return None
-    shown = "; ".join(f"{path} ({why})" for path, why in kept_out[:MAX_NAMED])
-    more = f"; and {len(kept_out) - MAX_NAMED} more" if len(kept_out) > MAX_NAMED else ""
-    return Finding(
-        Warning_.GENERATED_FILES,
-        f"kept out of base's runs (the collection that pins the oracle set, the rerun "
-        f"that judges a skip): {shown}{more}. Base's runs get only generated files that "
-        "are data only (docstrings, __future__ and typing imports, TYPE_CHECKING blocks, "
-        "assignments of literals), since anything else is code this checkout's build "
-        "produced; where base cannot import without it, its oracle files pin nothing "
-        "(ORACLE_UNPINNED). Generate a plain version file (setuptools-scm's or "
-        "hatch-vcs's default template), or guard the import",
+    code = [(path, why) for path, why in kept_out if PurePosixPath(path).suffix == ".py"]
+    other = [path for path, _ in kept_out if PurePosixPath(path).suffix != ".py"]
+    named = [f"{path} ({why})" for path, why in code[:MAX_NAMED]]
+    if len(code) > MAX_NAMED:
+        named.append(f"and {len(code) - MAX_NAMED} more")
+    if other:
+        shown = other[0] if len(other) == 1 else suggested_glob(other)[2:-2]
+        named.append(f"{len(other)} not Python source ({shown})")
+    detail = (
+        "kept out of base's runs (the collection that pins the oracle set, the rerun "
+        f"that judges a skip): {'; '.join(named)}. Base's runs get only generated Python "
+        "files that are data only (docstrings, __future__ and typing imports, "
+        "TYPE_CHECKING blocks, assignments of literals), since anything else is what this "
+        "checkout's build produced"
     )
+    if code:
+        detail += (
+            "; where base cannot import without it, its oracle files pin nothing "
+            "(ORACLE_UNPINNED). Generate a plain version file (setuptools-scm's or "
+            "hatch-vcs's default template), or guard the import"
+        )
+    else:
+        detail += (
+            ". Head's runs have them; base's runs do without them, which matters only where "
+            "base then cannot collect an oracle file (ORACLE_UNPINNED) or judge an oracle "
+            "item head skips"
+        )
+    return Finding(Warning_.GENERATED_FILES, detail)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
@@ -64,13 +65,18 @@ def _local_source(dist: metadata.Distribution) -> str | None:
 
 
 def _top_level_names(dist: metadata.Distribution) -> set[str]:
-    """Top-level importable names: `top_level.txt`, else the installed files."""
+    """Top-level importable names: `top_level.txt`, else the installed files, else
+    (an editable install that is only a `.pth` path entry) the distribution's name."""
     try:
         listed = dist.read_text("top_level.txt")
     except (OSError, UnicodeDecodeError):
         listed = None
     if listed:
         return {line.strip() for line in listed.splitlines() if line.strip()}
+    return _installed_module_names(dist) or _path_entry_names(dist)
+
+
+def _installed_module_names(dist: metadata.Distribution) -> set[str]:
     names = set()
     for file in dist.files or ():
         parts = PurePosixPath(str(file)).parts
@@ -82,6 +88,21 @@ def _top_level_names(dist: metadata.Distribution) -> set[str]:
         if not top.startswith(EDITABLE_HELPERS) and top.isidentifier():
             names.add(top)
     return names
+
+
+def _path_entry_names(dist: metadata.Distribution) -> set[str]:
+    """The import name of an editable install that put only a `.pth` path entry into
+    site-packages (flit's `<name>.pth`, hatchling's `_editable_impl_<name>.pth`): its
+    files name no module, and the folder the entry points at may hold others (a flat
+    layout's `docs/`, `misc/`), so the name is the distribution's, normalised as
+    packaging tools do (`more-itertools` -> `more_itertools`). `_root_of` keeps it only
+    when the repository holds a package or module of that name."""
+    files = [PurePosixPath(str(f)) for f in dist.files or ()]
+    if not any(len(f.parts) == 1 and f.suffix == ".pth" for f in files):
+        return set()
+    # The metadata is an email Message, whose get() typeshed declares from 3.12 on only.
+    name = re.sub(r"[-_.]+", "_", dist.metadata.get("Name", "")).lower()  # type: ignore[attr-defined]
+    return {name} if name.isidentifier() else set()
 
 
 def _root_of(name: str, paths: Iterable[str]) -> str | None:

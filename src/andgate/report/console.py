@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the reporters load only when a check has written them
+    from andgate.records import Finding
     from andgate.report.artifacts import Artifacts
     from andgate.verdict import Verdict
 
@@ -25,13 +27,34 @@ def print_verdict(verdict: Verdict, folder: Path) -> None:
         print(start)
     for reason in verdict.reasons:
         print(f"  {reason.code.value}: {reason.detail}")
-    for warning in verdict.warnings:
-        print(f"  warning {warning.code.value}: {warning.detail}")
+    for line in warning_lines(verdict.warnings, folder):
+        print(line)
     if end:
         print(end)
     counts = ", ".join(f"{k} {v}" for k, v in verdict.counts.items())
     print(f"  tests: {counts}")
     print(f"  artifacts: {folder}/summary.md")
+
+
+# Warnings of one code shown in the terminal; summary.md lists every one. click's
+# adoption carries 38 ORACLE_FROM_PRODUCTION and 23 ORACLE_SKIPPED (Windows-only tests):
+# printed whole, they buried the verdict line and the reasons above them.
+WARNINGS_SHOWN_PER_CODE = 5
+
+
+def warning_lines(warnings: Sequence[Finding], folder: Path) -> list[str]:
+    """The warnings by code, in the order their codes first come: at most
+    WARNINGS_SHOWN_PER_CODE of each, then how many more."""
+    by_code: dict[str, list[str]] = {}
+    for warning in warnings:
+        by_code.setdefault(warning.code.value, []).append(warning.detail)
+    lines = []
+    for code, details in by_code.items():
+        lines += [f"  warning {code}: {d}" for d in details[:WARNINGS_SHOWN_PER_CODE]]
+        if len(details) > WARNINGS_SHOWN_PER_CODE:
+            more = len(details) - WARNINGS_SHOWN_PER_CODE
+            lines.append(f"  warning {code}: and {more} more ({folder}/summary.md lists them)")
+    return lines
 
 
 def publish_to_github(verdict: Verdict, artifacts: Artifacts, repo: Path) -> None:

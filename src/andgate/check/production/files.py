@@ -31,8 +31,9 @@ from andgate.check.production.rules import Family
 from andgate.records import Construct
 from andgate.trust.paths import is_gitattributes
 
-# Images and fonts whose bytes say what their name says: review tools show them, and
-# Python imports none of them. A `.png` that is really bytecode or a pickle is still binary.
+# Images, fonts and message catalogs whose bytes say what their name says: review tools
+# show the first two, and Python imports none of them. A `.png` that is really bytecode
+# or a pickle is still binary.
 MEDIA_MAGIC = {
     ".png": (b"\x89PNG\r\n\x1a\n",),
     ".jpg": (b"\xff\xd8\xff",),
@@ -44,6 +45,10 @@ MEDIA_MAGIC = {
     ".woff2": (b"wOF2",),
     ".ttf": (b"\x00\x01\x00\x00", b"true"),
     ".otf": (b"OTTO",),
+    # gettext's compiled catalogs (either byte order), which `msgfmt` builds from the
+    # `.po` files a review shows; humanize generates them at install (generated_files).
+    # A catalog is strings Python's gettext looks up, never code it imports.
+    ".mo": (b"\xde\x12\x04\x95", b"\x95\x04\x12\xde"),
 }
 
 
