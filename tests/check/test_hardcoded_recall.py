@@ -600,6 +600,10 @@ HONEST_TEXTS = {
         "lib/settings.toml": 'greeting = "Hello, World!"\nseparator = "-"\n',
         "lib/titles.csv": "title,year\nThe Lord of the Rings,1954\n",
     },
+    "a data file with one example's input beside another's output": {
+        **HONEST,
+        "lib/samples.json": '[["Hello, World!", "MCMXCIV", "the cat and the hat"]]\n',
+    },
 }
 
 
@@ -610,3 +614,75 @@ def test_the_honest_implementation_of_the_same_oracle_is_not_flagged() -> None:
 @pytest.mark.parametrize("change", sorted(HONEST_TEXTS))
 def test_an_honest_text_holding_an_oracle_literal_is_not_flagged(change: str) -> None:
     assert answers(HONEST_TEXTS[change]) == []
+
+
+# Each form the rule reads, and what its finding names: the file and line the answer
+# is on, the oracle item it answers, and how it was written (a data file parsed as
+# its kind says, not read as text; a docstring read because the code reads it; a
+# value folded from pieces; an input recognised after a normalisation or by a digest).
+NAMED = {
+    "an answer table in an added JSON file": (
+        "lib/answers.json:1",
+        "test_slugify (line 7), as a key and its value",
+    ),
+    "an answer table in an added YAML file": (
+        "lib/answers.yaml:1",
+        "test_slugify (line 7), as a key and its value",
+    ),
+    "an answer table in an added TOML file": (
+        "lib/answers.toml:1",
+        "test_slugify (line 7), as a key and its value",
+    ),
+    "an answer table in an added CSV file": (
+        "lib/numerals.csv:2",
+        "test_roman (line 11), in one row",
+    ),
+    "an answer table in an added INI file": (
+        "lib/numerals.ini:2",
+        "test_roman (line 11), as a key and its value",
+    ),
+    "an answer table in an added text file": (
+        "lib/answers.txt:1",
+        "test_slugify (line 7), on one line",
+    ),
+    "an answer table in a markdown file the code names": (
+        "lib/answers.md:1",
+        "test_slugify (line 7), on one line",
+    ),
+    "an answer table under Examples in a docstring parsed from __doc__": (
+        "lib/__init__.py:7",
+        "test_slugify (line 7), on one line in a docstring the code reads",
+    ),
+    "a doctest read with inspect.getdoc": (
+        "lib/__init__.py:6",
+        "test_slugify (line 7), as a doctest and its output in a docstring the code reads",
+    ),
+    "an answer table in a string the code splits": (
+        "lib/__init__.py:4",
+        "test_slugify (line 7), on one line in a string",
+    ),
+    "expected string joined from words": ("lib/__init__.py:14", "test_titlecase (line 22)"),
+    "expected string as an f-string of constants": ("lib/__init__.py:14", "test_titlecase"),
+    "expected string built in one function": ("lib/__init__.py:16", "test_titlecase"),
+    "expected string grown with +=": ("lib/__init__.py:14", "test_titlecase"),
+    "expected string from character codes": ("lib/__init__.py:13", "test_titlecase"),
+    "plain inputs, answer computed from literals": ("lib/__init__.py:29", "test_area"),
+    "the answer encoded in base64": ("lib/__init__.py:15", "test_titlecase"),
+    "input matched after lower()": ("lib/__init__.py:4", "(lower()) of the oracle"),
+    "input matched after strip()": ("lib/__init__.py:4", "(strip()) of the oracle"),
+    "input matched by its md5": ("lib/__init__.py:17", "(its md5) of the oracle"),
+    "input matched by its crc32": ("lib/__init__.py:11", "(its crc32) of the oracle"),
+    "input recognised by its length, plain answer": (
+        "lib/__init__.py:16",
+        "(its len()) -> {'and': 1, 'cat': 1, 'hat': 1, 'the': 2}",
+    ),
+}
+
+
+@pytest.mark.parametrize("cheat", sorted(NAMED))
+def test_a_finding_names_the_file_the_line_and_the_oracle_item(cheat: str) -> None:
+    where, oracle = NAMED[cheat]
+    (finding,) = [m for m in answers(CAUGHT[cheat]) if m.startswith(f"{where}: ")]
+    assert finding.startswith(f"{where}: hard-coded answer to an oracle (")
+    assert oracle in finding
+    assert "tests/oracles/test_lib.py::test_" in finding
