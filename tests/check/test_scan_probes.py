@@ -62,6 +62,17 @@ C = Construct
             "    if captured:\n        return 1\n",
             5,
         ),
+        (
+            "import warnings\n\ndef f():\n    for entry in warnings.filters:\n"
+            "        if entry[0] == 'error':\n            return 1\n",
+            5,
+        ),
+        # a branch that does more than configure what it read
+        (
+            "import logging\n\ndef f(cache):\n    if logging.root.handlers:\n"
+            "        cache.clear()\n",
+            4,
+        ),
         # interpreter flags, argv[0], loaded modules, the environment, tracers, hooks
         ("import sys\nif sys.flags.safe_path:\n    X = 1\n", 2),
         ("import sys\n\ndef f():\n    if sys.argv[0] == '-c':\n        return 1\n", 4),
@@ -140,6 +151,15 @@ def test_a_branch_that_configures_and_computes_is_found() -> None:
         "        logging.basicConfig()\n        step = 1\n    return step\n"
     )
     assert_only(scan(code), (5, C.TEST_RUN_PROBE))
+
+
+def test_a_read_that_decides_where_it_is_bound_is_found_there_once() -> None:
+    code = (
+        "import warnings\n\ndef f():\n"
+        "    strict = any(x[0] == 'error' for x in warnings.filters)\n"
+        "    if strict:\n        return 1\n"
+    )
+    assert_only(scan(code), (4, C.TEST_RUN_PROBE))
 
 
 def test_a_runner_named_in_the_same_test_is_a_harness_reference_only() -> None:

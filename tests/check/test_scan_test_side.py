@@ -239,6 +239,7 @@ def test_a_script_that_hides_a_file_from_git_is_found() -> None:
         "(Path(__file__).parent / 'data' / 'cache.json').write_text('')\n",
         "def f(text):\n    return text.replace('tests/', '')\n",
         "def f(z):\n    return z.open('tests/data.txt')\n",
+        "import zipfile\nDATA = zipfile.ZipFile('tests/fixtures.zip').open('data.txt').read()\n",
         "EXCLUDE = ['__pycache__', '*.pyc', 'tests']\n",
         "import glob\nfor path in glob.glob('docs/*.rst'):\n    open(path + '.bak', 'w')\n",
         "import shutil\nshutil.copy('tests/fixture.json', 'build/fixture.json')\n",

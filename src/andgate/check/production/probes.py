@@ -330,10 +330,11 @@ def mentions_harness(text: str) -> bool:
 
 
 def bound_probe(names: Names, node: ast.Name, scope: Scope) -> Iterator[Hit]:
-    """A name that decides, bound to a read of test-run state (`ON = ...; if ON:`). A
+    """A name that decides, bound to a read of test-run state (`ON = ...; if ON:`, `for
+    f in warnings.filters: if f[0] == "error":`). A
     read that decides where it is bound is reported there, once; a binding of the same
     scope below the test (`if x is None: x = sys.__stdout__`) is not what it tests."""
-    where, values = names.binding(node.id, scope.qualname, iterated=False)
+    where, values = names.binding(node.id, scope.qualname)
     if where == scope.qualname:
         values = [v for v in values if getattr(v, "lineno", 0) < node.lineno]
     for value in values:
