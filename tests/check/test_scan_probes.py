@@ -132,6 +132,9 @@ def test_the_finding_says_what_the_read_tells() -> None:
         "    return stdin\n",
         # flags a program asks of itself, modules it cooperates with, the user's variables
         "import sys\nif sys.flags.optimize:\n    raise RuntimeError('asserts are stripped')\n",
+        # an interactive session: the same in a plain script as under pytest (pyqtgraph)
+        "import sys\n\ndef run(app):\n    if sys.flags.interactive != 1:\n        app.exec()\n",
+        "import sys\nINTERACTIVE = hasattr(sys, 'ps1') or bool(sys.flags.inspect)\n",
         "import sys\nif 'numpy' in sys.modules:\n    X = 1\n"
         "if 'asyncio' in sys.modules:\n    Y = 1\n",
         "import os\nif os.environ.get('HOME'):\n    X = 1\n",

@@ -70,8 +70,11 @@ ATTRIBUTES = {
     "sys.dont_write_bytecode": (BYTECODE, False),
     "sys.pycache_prefix": (BYTECODE, False),
 }
-# `sys.flags` a program reads for what it asks of itself, not for who runs it.
-HONEST_FLAGS = frozenset({"optimize", "utf8_mode", "dev_mode", "int_max_str_digits", "debug"})
+# `sys.flags` a program reads for what it asks of itself, not for who runs it; an
+# interactive session (`-i`) is told apart from a script, and a test run is a script.
+HONEST_FLAGS = frozenset(
+    {"optimize", "utf8_mode", "dev_mode", "int_max_str_digits", "debug", "interactive", "inspect"}
+)
 # pytest's logging plugin, by the names of its handlers
 PYTEST_HANDLERS = re.compile(r"^(?:LogCaptureHandler|_LiveLogging\w*|catching_logs|_FileHandler)$")
 ENVIRONMENT_READERS = frozenset({"os.environ.get", "os.getenv", "os.environb.get", "os.getenvb"})
