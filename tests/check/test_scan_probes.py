@@ -142,6 +142,10 @@ def test_the_finding_says_what_the_read_tells() -> None:
         "import sys\nfor name in list(sys.modules):\n    if name.startswith('pkg.'):\n"
         "        del sys.modules[name]\n",
         "import sys\nsys.stdout = sys.__stdout__\n",
+        # a saved hook called from its replacement: chaining, not deciding
+        "import sys\nold = sys.unraisablehook\nsys.unraisablehook = lambda u: old(u)\n",
+        "import threading\n_prev = threading.excepthook\n"
+        "threading.excepthook = lambda args: _prev(args) if args else None\n",
     ],
 )
 def test_honest_reads_are_not_found(code: str) -> None:

@@ -304,7 +304,7 @@ def probes_in(
                 continue
             if signal.anywhere or decides_at(node, root, parents, tests, returns, signal.text):
                 yield probe_hit(f"{short(node)}: {signal.why}", node_lines(node), scope)
-        elif is_read(node) and decides_at(node, root, parents, tests, returns=False):
+        elif is_read(node, parents) and decides_at(node, root, parents, tests, returns=False):
             yield from bound_probe(names, node, scope)  # type: ignore[arg-type]
 
 
@@ -312,8 +312,13 @@ def parents_in(root: ast.AST) -> dict[int, ast.AST]:
     return {id(child): node for node in ast.walk(root) for child in ast.iter_child_nodes(node)}
 
 
-def is_read(node: ast.AST) -> bool:
-    return isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+def is_read(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """A name whose value is read, not called: a saved hook called from its replacement
+    (`lambda u: old(u)`) chains to it and decides nothing."""
+    if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+        return False
+    parent = parents.get(id(node))
+    return not (isinstance(parent, ast.Call) and parent.func is node)
 
 
 def probe_hit(detail: str, lines: frozenset[int], scope: Scope) -> Hit:
