@@ -75,6 +75,9 @@ C = Construct
         ),
         # interpreter flags, argv[0], loaded modules, the environment, tracers, hooks
         ("import sys\nif sys.flags.safe_path:\n    X = 1\n", 2),
+        # read under an imported name that spells none of the state's words
+        ("from sys import flags as F\nif F.safe_path:\n    X = 1\n", 2),
+        ("from os import environ as E\n\ndef f():\n    return 'CI' in E\n", 4),
         ("import sys\n\ndef f():\n    if sys.argv[0] == '-c':\n        return 1\n", 4),
         ("import sys\nFAST = 'pdb' not in sys.modules\n", 2),
         ("import sys\nFAST = len(sys.modules) < 200\n", 2),

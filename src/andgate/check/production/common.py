@@ -198,7 +198,7 @@ class Names:
         self.aliases = import_aliases(tree)
         # Several families' rules ask for the same node's name: each is spelt once.
         self._spelt: dict[ast.AST, str | None] = {}
-        self._tree = tree
+        self.tree = tree  # the module, for rules that first ask whether it can hold a finding
         self._bound: dict[tuple[str, str], list[ast.AST]] | None = None
         self._iterated: set[int] = set()
 
@@ -214,7 +214,7 @@ class Names:
     ) -> tuple[str, list[ast.AST]]:
         """The scope whose binding of `name` the scope `qualname` sees, and its values."""
         if self._bound is None:
-            self._bound = bindings(self._tree, self._iterated)
+            self._bound = bindings(self.tree, self._iterated)
         scope = qualname
         while True:
             values = self._bound.get((scope, name))

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -264,15 +265,76 @@ def is_logger(names: Names, node: ast.expr, qualname: str, depth: int = 2) -> bo
 # -- where a read decides -------------------------------------------------------------------
 
 
+# A word every read of test-run state spells (a name, an attribute, an imported name):
+# an expression without one, and without a name bound to one, holds no probe, and is
+# not read further (most of a module's expressions).
+SIGNAL_WORDS = frozenset(
+    {"is_enabled", "gettrace", "getprofile", "get_tool", "filters", "warnoptions"}
+    | {"defaultaction", "_filters_mutated", "_filters_mutated_lock_held", "_filters_version"}
+    | {"_handlerList", "_handlers", "handlers", "hasHandlers", "__stdout__", "__stderr__"}
+    | {"__stdin__", "unraisablehook", "__unraisablehook__", "excepthook", "__excepthook__"}
+    | {"dont_write_bytecode", "pycache_prefix", "flags", "argv", "environ", "environb"}
+    | {"getenv", "getenvb", "modules"}
+)
+_carriers: weakref.WeakKeyDictionary[Names, frozenset[str] | None] = weakref.WeakKeyDictionary()
+
+
+def carriers(names: Names) -> frozenset[str] | None:
+    """The names a module binds to a value that spells a read of test-run state (or
+    imports such a read under), None when it spells none at all; read once per module."""
+    if names in _carriers:
+        return _carriers[names]
+    spelt = False
+    bound: set[str] = set()
+    for node in ast.walk(names.tree):
+        spelt = spelt or spells_signal(node)
+        if isinstance(node, ast.alias) and spells_signal(node):
+            bound.add(node.asname or node.name.rpartition(".")[2])
+        targets, value = binding_of(node)
+        if value is not None and any(map(spells_signal, ast.walk(value))):
+            bound |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    found = frozenset(bound) if spelt else None
+    _carriers[names] = found
+    return found
+
+
+def binding_of(node: ast.AST) -> tuple[list[ast.expr], ast.expr | None]:
+    """The targets a statement, loop or `with` item binds, and what it binds them to."""
+    if isinstance(node, ast.Assign):
+        return node.targets, node.value
+    if isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+        return [node.target], node.value
+    if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+        return [node.target], node.iter
+    if isinstance(node, ast.withitem) and node.optional_vars is not None:
+        return [node.optional_vars], node.context_expr
+    return [], None
+
+
+def spells_signal(node: ast.AST) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in SIGNAL_WORDS
+    if isinstance(node, ast.Attribute):
+        return node.attr in SIGNAL_WORDS
+    if isinstance(node, ast.alias):
+        return node.name.rpartition(".")[2] in SIGNAL_WORDS
+    return isinstance(node, ast.Constant) and bool(PYTEST_HANDLERS.match(str(node.value)))
+
+
 def probe_statement(names: Names, stmt: ast.stmt, scope: Scope) -> Iterator[Hit]:
     """The reads of test-run state that decide something in one statement's own
     expressions (the statements it holds are walked on their own)."""
+    bound = carriers(names)
+    if bound is None:
+        return
     branches = [*stmt.body, *stmt.orelse] if isinstance(stmt, ast.If | ast.While) else []
     if branches and configures_only(names, branches, scope.qualname):
         return
     tests = isinstance(stmt, ast.If | ast.While | ast.Assert | ast.Match)
     for root in own_expressions(stmt):
-        yield from probes_in(names, root, scope, tests=tests, returns=isinstance(stmt, ast.Return))
+        if any(spells_signal(n) or getattr(n, "id", None) in bound for n in ast.walk(root)):
+            returns = isinstance(stmt, ast.Return)
+            yield from probes_in(names, root, scope, tests=tests, returns=returns)
 
 
 def own_expressions(stmt: ast.stmt) -> Iterator[ast.expr]:
