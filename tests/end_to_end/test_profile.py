@@ -27,4 +27,5 @@ def test_profile_prints_the_timeline_beside_json_on_stdout_and_timings_json_has_
     assert ("oracle: worktree", "worktrees") in steps
     assert any(kind == "pytest" and name.startswith("known-bad ") for name, kind in steps)
     ends = [s["started_s"] + s["seconds"] for s in timings["steps"]]
-    assert timings["seconds"] == round(max(ends), 3)
+    # each figure is rounded to the millisecond on its own: their sums may differ by one
+    assert abs(timings["seconds"] - max(ends)) <= 0.0015
