@@ -341,7 +341,7 @@ def test_after_last_tells_once_when_the_last_task_ends_however_it_ended():
 
 def test_the_time_waited_counts_the_classes_runs_and_the_replays_not_base_or_breakages():
     from andgate.check.discrimination.phase import _waited
-    from andgate.check.state import CheckState
+    from andgate.check.state import CheckState, RunKey, RunName
     from andgate.process.results import RunResult
     from andgate.records import ReplayFacts
 
@@ -352,9 +352,10 @@ def test_the_time_waited_counts_the_classes_runs_and_the_replays_not_base_or_bre
     state = CheckState()
     state.runs.update(
         {
-            "oracle": hung(60.0),
-            "untrusted.1": hung(20.0),  # a process of the untrusted class, not folded yet
-            "base_skips": hung(1000.0),  # base's code: not this check's classes
+            RunKey(RunName.ORACLE): hung(60.0),
+            # a process of the untrusted class, not folded yet
+            RunKey(RunName.UNTRUSTED, process=1): hung(20.0),
+            RunKey(RunName.BASE_SKIPS): hung(1000.0),  # base's code: not this check's classes
         }
     )
     state.replays = [ReplayFacts("kb", applied=True, waited=30.0)]

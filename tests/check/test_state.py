@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 
 from andgate.check.inventory.items import counts
-from andgate.check.state import CheckState
+from andgate.check.state import CheckState, RunKey, RunName
 from andgate.process.results import RunResult
 from andgate.records import (
     Bit,
@@ -69,11 +69,15 @@ def test_tampered_runs_each_void_their_class_once():
     class's are one."""
     state = CheckState()
     one = "tests/a.py: the oracle 1 process loaded a from bytes other than base's"
-    state.runs["oracle.1"] = RunResult("oracle 1", 0, 1.0, tampered=(one,))
-    state.runs["oracle"] = RunResult("oracle", 0, 1.0, tampered=(one,))
-    state.runs["base_skips"] = RunResult("oracle skips on base", 0, 1.0, tampered=("b",))
-    state.runs["property@1"] = RunResult("property part 2/2", 0, 1.0, tampered=("p",))
-    state.runs["untrusted"] = RunResult("untrusted", 0, 1.0)
+    state.runs[RunKey(RunName.ORACLE, process=1)] = RunResult("oracle 1", 0, 1.0, tampered=(one,))
+    state.runs[RunKey(RunName.ORACLE)] = RunResult("oracle", 0, 1.0, tampered=(one,))
+    state.runs[RunKey(RunName.BASE_SKIPS)] = RunResult(
+        "oracle skips on base", 0, 1.0, tampered=("b",)
+    )
+    state.runs[RunKey(RunName.PROPERTY, unit=1)] = RunResult(
+        "property part 2/2", 0, 1.0, tampered=("p",)
+    )
+    state.runs[RunKey(RunName.UNTRUSTED)] = RunResult("untrusted", 0, 1.0)
     state.replays.append(ReplayFacts("kb_x", applied=True, tampered=("k",)))
     assert state.tampering() == (
         Tampering(one, "oracle", Bit.ORACLE),

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from andgate.check.plan.trees import Plan
-from andgate.check.state import CheckState
+from andgate.check.state import CheckState, RunKey, RunName
 from andgate.check.units import Unit
 from andgate.check.work import Work
 from andgate.plugin.shard import MIN_BYTES_PER_SHARD, shards
@@ -20,12 +20,6 @@ from andgate.process.worktree import WorktreePool
 from andgate.report.artifacts import merge_junit
 from andgate.report.progress import Progress
 from andgate.trust.config import BaseConfig
-
-
-def is_part_of(kind: str, run_name: str) -> bool:
-    """Whether a run is (a process of) the class `kind` before `merge_class` folds
-    them: the class itself, a unit (`kind@2`) or a process of either (`kind.1`)."""
-    return run_name == kind or run_name.startswith((f"{kind}.", f"{kind}@"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,7 +82,7 @@ class PhaseContext:
                 done, total = done + int(a), total + int(b)
         progress.set(done, total or None)
 
-    def task(self, name: str, request: RunRequest, commit: str) -> Callable[[], None]:
+    def task(self, name: RunKey, request: RunRequest, commit: str) -> Callable[[], None]:
         """Run `request` in a pooled worktree of `commit`; keep its result as `name`.
         A trusted run gets `commit`'s test side to be held to (`trusted`)."""
         request = self.trusted(request, commit)
@@ -114,14 +108,13 @@ class PhaseContext:
         """Whether this process runs (or, combining, reads back) `unit`."""
         return self.work.mine(unit)
 
-    def unit_run_name(self, unit: Unit) -> str:
-        """A class unit's run name: the class's own when the class is one unit."""
-        kind, _, index = unit.name.partition("/")
-        return kind if self.work.single(kind) else f"{kind}@{index}"
+    def unit_key(self, kind: RunName, unit: Unit) -> RunKey:
+        """A class unit's run: the class's own when the class is one unit."""
+        return RunKey(kind, None if self.work.single(kind) else unit.index)
 
     def class_tasks(
         self,
-        kind: str,
+        kind: RunName,
         request: RunRequest,
         commit: str,
         sizes: Mapping[str, int],
@@ -134,11 +127,11 @@ class PhaseContext:
         tasks = []
         siblings = self.work.units_of(kind)
         for number, unit in enumerate(siblings, 1):
-            name = self.unit_run_name(unit)
+            key = self.unit_key(kind, unit)
             if not self.mine(unit.name):
                 continue
             if self.work.recorded is not None:
-                tasks.append(self.recorded_task(unit.name, name))
+                tasks.append(self.recorded_task(unit.name, key))
                 continue
             label = (
                 request.label
@@ -149,12 +142,12 @@ class PhaseContext:
             parts = shards(sizes, jobs, last_preload, within=unit.shard, min_bytes=min_bytes)
             if len(parts) == 1:
                 tasks.append(
-                    self.task(name, replace(request, label=label, shard=unit.shard), commit)
+                    self.task(key, replace(request, label=label, shard=unit.shard), commit)
                 )
                 continue
             tasks += [
                 self.task(
-                    f"{name}.{s.index}",
+                    replace(key, process=s.index),
                     replace(request, label=f"{label} {s.index}", shard=s),
                     commit,
                 )
@@ -162,54 +155,50 @@ class PhaseContext:
             ]
         return tasks
 
-    def recorded_task(self, unit: str, name: str) -> Callable[[], None]:
+    def recorded_task(self, unit: str, key: RunKey) -> Callable[[], None]:
         """Combining: the unit's result as its bundle recorded it."""
         recorded = self.work.recorded
         assert recorded is not None
 
         def load() -> None:
-            self.state.runs[name] = recorded.runs[unit]
-            self.state.units_ran[unit] = name
+            self.state.runs[key] = recorded.runs[unit]
+            self.state.units_ran[unit] = key
 
         return load
 
-    def merge_class(self, kind: str) -> None:
+    def merge_class(self, kind: RunName) -> None:
         """Fold each unit's processes into one result, then the units into the
         class's; the JUnit files are folded alike. A class none of whose units ran
         here (another machine's) has no result."""
         state = self.state
         state.capture()
-        names = []
+        keys = []
         for unit in self.work.units_of(kind):
-            name = self.unit_run_name(unit)
+            key = self.unit_key(kind, unit)
             parts = sorted(
-                (
-                    n
-                    for n in state.runs
-                    if n.startswith(f"{name}.") and n[len(name) + 1 :].isdigit()
-                ),
-                key=lambda n: int(n.rpartition(".")[2]),
+                (k for k in state.runs if k.process is not None and k.whole() == key),
+                key=lambda k: k.process or 0,
             )
             if parts:
-                self._fold(name, parts)
-            if name in state.runs:
-                state.units_ran.setdefault(unit.name, name)
-                names.append(name)
-        if names and names != [kind]:
-            self._fold(kind, names, keep_parts=True)
+                self._fold(key, parts)
+            if key in state.runs:
+                state.units_ran.setdefault(unit.name, key)
+                keys.append(key)
+        if keys and keys != [RunKey(kind)]:
+            self._fold(RunKey(kind), keys, keep_parts=True)
 
-    def _fold(self, name: str, parts: list[str], keep_parts: bool = False) -> None:
+    def _fold(self, key: RunKey, parts: list[RunKey], keep_parts: bool = False) -> None:
         state = self.state
-        state.runs[name] = merge_results(name, [state.runs[n] for n in parts])
+        state.runs[key] = merge_results(str(key), [state.runs[k] for k in parts])
         take = state.captured.files.get if keep_parts else state.captured.files.pop
-        documents = [take(f"{n}.junit", None) for n in parts]
+        documents = [take(f"{k}.junit", None) for k in parts]
         if all(d is not None for d in documents):
             merged = merge_junit(documents)  # type: ignore[arg-type]
             if merged is not None:
-                state.captured.files[f"{name}.junit"] = merged
+                state.captured.put(key, "junit", merged)
         if not keep_parts:
-            for n in parts:
-                del state.runs[n]
+            for k in parts:
+                del state.runs[k]
 
 
 def _of_class(progress_file: str, label: str) -> bool:

@@ -33,7 +33,7 @@ from andgate.check.oracle.phase import run_oracle_phase
 from andgate.check.plan.phase import plan_phases
 from andgate.check.production.phase import start_scan
 from andgate.check.property.phase import run_property_phase
-from andgate.check.state import CheckState, RunName
+from andgate.check.state import CheckState, RunKey, RunName
 from andgate.check.untrusted import run_untrusted_phase
 from andgate.errors import AndgateError, Interrupted, ManifestError
 from andgate.git import Change, Git
@@ -173,7 +173,7 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
 
 def _base_oracle_ids(state: CheckState, base_oracle_files: tuple[str, ...]) -> set[str] | None:
     """The oracle items base collected; None when its collection did not complete."""
-    run = state.runs.get(RunName.BASE_ORACLE)
+    run = state.runs.get(RunKey(RunName.BASE_ORACLE))
     if run is None:
         return None if base_oracle_files else set()
     if run.error:

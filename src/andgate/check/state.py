@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,26 @@ class RunName(enum.StrEnum):
     FLAKE = "flake"
 
 
+@dataclass(frozen=True)
+class RunKey:
+    """Which run a result is: a class's (`kind`), one of its units' when the class is
+    split over machines (`unit`), or one process of either (`process`). Its text
+    (`oracle`, `oracle@2`, `oracle.1`) names the run's files; it is never read back."""
+
+    kind: RunName
+    unit: int | None = None  # the unit's index, when the class has more than one
+    process: int | None = None  # the process's index, when the unit is split over --jobs
+
+    def __str__(self) -> str:
+        unit = "" if self.unit is None else f"@{self.unit}"
+        process = "" if self.process is None else f".{self.process}"
+        return f"{self.kind}{unit}{process}"
+
+    def whole(self) -> RunKey:
+        """The class's or unit's run that this process is a part of (itself if none)."""
+        return replace(self, process=None)
+
+
 # How a run of `RunName` is named where its results are voided.
 RUN_TITLES: dict[str, str] = {
     RunName.ORACLE: "oracle",
@@ -61,20 +82,36 @@ class Captured:
 
     files: dict[str, bytes] = field(default_factory=dict)
     looked_at: set[str] = field(default_factory=set)
+    runs: dict[str, RunKey] = field(default_factory=dict)  # file -> the run it is of
 
-    def collect(self, runs: dict[str, RunResult]) -> None:
+    def collect(self, runs: Mapping[RunKey, RunResult]) -> None:
         for name, result in runs.items():
             for kind, path in (("log", result.log), ("junit", result.junit)):
                 key = f"{name}.{kind}"
                 if key in self.looked_at or path is None:
                     continue
                 self.looked_at.add(key)
+                self.runs[key] = name
                 data = path.read_bytes() if path.exists() else None
                 if data is None or (kind == "junit" and not _complete_junit(data)):
                     # pytest died while writing it (its junitxml cannot write a
                     # non-UTF-8 file name): an empty report beats a broken one.
                     continue
                 self.files[key] = data
+
+    def put(self, run: RunKey, kind: str, data: bytes) -> None:
+        """A file made of other runs' files (their JUnit files, merged)."""
+        key = f"{run}.{kind}"
+        self.files[key] = data
+        self.runs[key] = run
+
+    def of_runs(self, runs: Collection[RunKey]) -> dict[str, bytes]:
+        """The files of `runs` and of their processes."""
+        return {
+            key: data
+            for key, data in self.files.items()
+            if (run := self.runs.get(key)) is not None and run.whole() in runs
+        }
 
 
 def _complete_junit(data: bytes) -> bool:
@@ -101,8 +138,8 @@ class CheckState:
     manifest_digest: str | None = None  # these three are what shards must agree on
     plan_digest: str | None = None
     unit_names: tuple[str, ...] | None = None
-    runs: dict[str, RunResult] = field(default_factory=dict)
-    units_ran: dict[str, str] = field(default_factory=dict)  # unit -> its run's name
+    runs: dict[RunKey, RunResult] = field(default_factory=dict)
+    units_ran: dict[str, RunKey] = field(default_factory=dict)  # unit -> its run
     replays: list[ReplayFacts] = field(default_factory=list)
     inventory: list[InventoryRecord] = field(default_factory=list)
     property_seed: int | None = None
@@ -157,10 +194,9 @@ class CheckState:
         """What the trusted runs so far loaded that is not the test side they were
         given (`process.integrity.judge`), each file once, with the class it voids."""
         found: dict[str, Tampering] = {}
-        for name, result in self.runs.items():
-            kind = name.partition("@")[0].partition(".")[0]
-            bit = Bit.PROPERTY if kind == RunName.PROPERTY else Bit.ORACLE
-            title = RUN_TITLES.get(kind, kind)
+        for key, result in self.runs.items():
+            bit = Bit.PROPERTY if key.kind == RunName.PROPERTY else Bit.ORACLE
+            title = RUN_TITLES.get(key.kind, str(key.kind))
             for detail in result.tampered:
                 found.setdefault(detail, Tampering(detail, title, bit))
         for replay in self.replays:
@@ -176,7 +212,7 @@ class CheckState:
         """Every rerun attempt into the JUnit files (`<flakyFailure>`, `<rerunFailure>`),
         and the frozen flakes marked as such."""
         for name in (RunName.ORACLE, RunName.PROPERTY, RunName.UNTRUSTED, RunName.FLAKE):
-            key, run = f"{name}.junit", self.runs.get(name)
+            key, run = f"{name}.junit", self.runs.get(RunKey(name))
             document = self.captured.files.get(key)
             if document is None or run is None:
                 continue

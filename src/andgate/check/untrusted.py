@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from andgate.check.context import PhaseContext
 from andgate.check.discrimination.phase import Discrimination
-from andgate.check.state import RunName
+from andgate.check.state import RunKey, RunName
 from andgate.check.units import FLAKE
 from andgate.plugin.shard import STARTUP_BYTES
 from andgate.process.requests import RunRequest
@@ -41,10 +41,10 @@ def run_untrusted_phase(ctx: PhaseContext, beside: Discrimination | None = None)
             environment=state.environment,
         )
         if ctx.work.recorded is not None:
-            task = ctx.recorded_task(FLAKE, RunName.FLAKE)
+            task = ctx.recorded_task(FLAKE, RunKey(RunName.FLAKE))
         else:
-            task = ctx.task(RunName.FLAKE, flake, plan.head)
-            state.units_ran[FLAKE] = RunName.FLAKE
+            task = ctx.task(RunKey(RunName.FLAKE), flake, plan.head)
+            state.units_ran[FLAKE] = RunKey(RunName.FLAKE)
         tasks.append(task)  # after the shards: the last, lighter one ends first and takes it
     ctx.run(
         "untrusted phase",
@@ -52,7 +52,7 @@ def run_untrusted_phase(ctx: PhaseContext, beside: Discrimination | None = None)
         counted="untrusted",
     )
     ctx.merge_class(RunName.UNTRUSTED)
-    flake_run = state.runs.get(RunName.FLAKE)
+    flake_run = state.runs.get(RunKey(RunName.FLAKE))
     if flake_run is not None and flake_run.error:
         state.gate_errors.append(flake_run.error)
-    return class_facts(state.runs.get(RunName.UNTRUSTED), Role.UNTRUSTED)
+    return class_facts(state.runs.get(RunKey(RunName.UNTRUSTED)), Role.UNTRUSTED)

@@ -25,10 +25,10 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from andgate.check.context import PhaseContext, after_last, is_part_of
+from andgate.check.context import PhaseContext, after_last
 from andgate.check.discrimination.changed_tests import changed_tests, item_name
 from andgate.check.discrimination.mutate import mutants_of
-from andgate.check.state import CheckState, RunName
+from andgate.check.state import CheckState, RunKey, RunName
 from andgate.git import REGULAR_FILE_MODES, Change, Git
 from andgate.process.limits import PlainRun, timed_out_seconds
 from andgate.process.requests import RunRequest
@@ -264,7 +264,7 @@ def prepare_discrimination(
             return order.get(name, len(order))
 
         def finish() -> DiscriminationFacts:
-            run = state.runs.get(RunName.UNTRUSTED)
+            run = state.runs.get(RunKey(RunName.UNTRUSTED))
             agent = _agent_items([run] if run is not None else [], files, added)
             if not agent:
                 return DiscriminationFacts(required=required)
@@ -278,7 +278,7 @@ def prepare_discrimination(
             )
 
         def on_head() -> None:
-            parts = [r for name, r in state.runs.items() if is_part_of(RunName.UNTRUSTED, name)]
+            parts = [r for key, r in state.runs.items() if key.kind == RunName.UNTRUSTED]
             found.plain.ended(parts)
             found.know(_agent_items(parts, files, added), waited=_waited(state))
 
@@ -291,11 +291,11 @@ def _waited(state: CheckState) -> float:
     """The seconds the classes' runs and the known-bad replays spent on items that
     timed out (a replay's wait may overlap the oracle class's: counted twice, the
     budget errs short, never long)."""
-    classes = (RunName.ORACLE, RunName.PROPERTY, RunName.FLAKE)
+    classes = {RunKey(RunName.ORACLE), RunKey(RunName.PROPERTY), RunKey(RunName.FLAKE)}
     runs = [
         run
-        for name, run in list(state.runs.items())  # other tasks add to it
-        if name in classes or is_part_of(RunName.UNTRUSTED, name)
+        for key, run in list(state.runs.items())  # other tasks add to it
+        if key in classes or key.kind == RunName.UNTRUSTED
     ]
     return timed_out_seconds(runs) + sum(r.waited for r in state.replays)
 

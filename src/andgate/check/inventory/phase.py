@@ -14,7 +14,7 @@ from andgate.check.inventory.items import (
     oracle_holders,
 )
 from andgate.check.production.phase import ScanResult, with_installed_hooks, with_unscanned_imports
-from andgate.check.state import CheckState, RunName
+from andgate.check.state import CheckState, RunKey, RunName
 from andgate.git import Change
 from andgate.records import ChangeFacts, FreezeFacts, InventoryRecord
 from andgate.trust.authorship import adopting, oracle_file_rule, sort_changes
@@ -51,9 +51,12 @@ def run_inventory_phase(
     while adopting, the agent instruction files `init --agents` wrote."""
     runs = state.runs
     inventory = build_inventory(
-        *(runs.get(n) for n in (RunName.UNTRUSTED, RunName.ORACLE, RunName.PROPERTY, RunName.FLAKE))
+        *(
+            runs.get(RunKey(n))
+            for n in (RunName.UNTRUSTED, RunName.ORACLE, RunName.PROPERTY, RunName.FLAKE)
+        )
     )
-    holders = oracle_holders(inventory, runs.get(RunName.BASE_ORACLE))
+    holders = oracle_holders(inventory, runs.get(RunKey(RunName.BASE_ORACLE)))
     allow = config.manifest.production_scan_allow
     scan = with_unscanned_imports(
         scan, runs.values(), changes, allow, is_test_side=config.test_side.holds

@@ -13,9 +13,9 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from andgate.check.cache import KillerCache
-from andgate.check.context import PhaseContext, after_last, is_part_of
+from andgate.check.context import PhaseContext, after_last
 from andgate.check.oracle.replay import known_bad_facts, replay_fixture
-from andgate.check.state import RunName
+from andgate.check.state import RunKey, RunName
 from andgate.check.units import BASE_ORACLE
 from andgate.plugin.shard import collect_only_weight
 from andgate.process.limits import PlainRun
@@ -74,8 +74,8 @@ def run_oracle_phase(ctx: PhaseContext) -> OracleOutcome:
     ctx.run("oracle phase", tasks, counted="oracle")
     ctx.merge_class(RunName.ORACLE)
     oracle = oracle_facts(
-        state.runs.get(RunName.ORACLE),
-        state.runs.get(RunName.BASE_ORACLE),
+        state.runs.get(RunKey(RunName.ORACLE)),
+        state.runs.get(RunKey(RunName.BASE_ORACLE)),
         # an owner's review of an earlier commit does not cover what head collects
         approved=approves_head(state.approvals),
         on_base=_skips_on_base(ctx),
@@ -93,9 +93,9 @@ def _base_pin_task(ctx: PhaseContext) -> Callable[[], object] | None:
     if not (ctx.plan.base_oracle_files and ctx.mine(BASE_ORACLE)):
         return None
     if ctx.work.recorded is not None:
-        return ctx.recorded_task(BASE_ORACLE, RunName.BASE_ORACLE)
-    ctx.state.units_ran[BASE_ORACLE] = RunName.BASE_ORACLE
-    return ctx.task(RunName.BASE_ORACLE, _base_pin_request(ctx), ctx.plan.base)
+        return ctx.recorded_task(BASE_ORACLE, RunKey(RunName.BASE_ORACLE))
+    ctx.state.units_ran[BASE_ORACLE] = RunKey(RunName.BASE_ORACLE)
+    return ctx.task(RunKey(RunName.BASE_ORACLE), _base_pin_request(ctx), ctx.plan.base)
 
 
 def _base_pin_request(ctx: PhaseContext) -> RunRequest:
@@ -116,14 +116,14 @@ def _skips_on_base(ctx: PhaseContext) -> RunResult | None:
     run again against base, all of them in one process: not applicable when base
     skips them too, for the same reason. None when there are none, or when this
     machine holds only some of the oracle class (a shard: `combine` runs them)."""
-    head = ctx.state.runs.get(RunName.ORACLE)
+    head = ctx.state.runs.get(RunKey(RunName.ORACLE))
     complete = ctx.work.split is None or ctx.work.recorded is not None
     if head is None or not complete:
         return None
     skipped = skips_to_run_on_base(class_facts(head, Role.ORACLE).results, head)
     # Only what base collected: pytest refuses an id it cannot find (a usage error,
     # "found no collectors"); an item base lacks is judged from its collection.
-    nodeids = on_base_collection(skipped, ctx.state.runs.get(RunName.BASE_ORACLE))
+    nodeids = on_base_collection(skipped, ctx.state.runs.get(RunKey(RunName.BASE_ORACLE)))
     files = sorted({n.partition("::")[0] for n in nodeids})
     if not files:
         return None  # not collected on base: nothing there can skip the same way
@@ -135,9 +135,10 @@ def _skips_on_base(ctx: PhaseContext) -> RunResult | None:
         only_items=nodeids,
         environment=ctx.state.environment,
     )
-    ctx.run("oracle skips on base", [ctx.task(RunName.BASE_SKIPS, request, ctx.plan.base)])
+    skips = RunKey(RunName.BASE_SKIPS)
+    ctx.run("oracle skips on base", [ctx.task(skips, request, ctx.plan.base)])
     ctx.state.capture()
-    return ctx.state.runs.get(RunName.BASE_SKIPS)
+    return ctx.state.runs.get(skips)
 
 
 def _telling(
@@ -149,7 +150,7 @@ def _telling(
 
     def tell() -> None:
         runs = list(ctx.state.runs.items())  # other tasks add to it
-        plain.ended(r for name, r in runs if is_part_of(RunName.ORACLE, name))
+        plain.ended(r for key, r in runs if key.kind == RunName.ORACLE)
 
     return after_last(class_tasks, tell)
 

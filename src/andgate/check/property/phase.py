@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from andgate.check.context import PhaseContext
 from andgate.check.property.seeds import property_facts
-from andgate.check.state import RunName
+from andgate.check.state import RunKey, RunName
 from andgate.process.requests import RunRequest
 from andgate.records import PropertyFacts, Role
 
@@ -35,7 +35,7 @@ def run_property_phase(ctx: PhaseContext) -> PropertyFacts:
         ctx.run("property phase", tasks, counted="property")
         ctx.merge_class(RunName.PROPERTY)
     facts = property_facts(
-        state.runs.get(RunName.PROPERTY),
+        state.runs.get(RunKey(RunName.PROPERTY)),
         plan.property_files,
         required=manifest.require_property_class,
         every_candidate_counts=not manifest.property.markers,
