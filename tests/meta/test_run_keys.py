@@ -1,17 +1,28 @@
-"""Runs and units are typed keys, never names parsed back: a run is a `RunKey` (its
-class, its unit, its process as fields) and a unit carries its kind and index, so no
-module of the check recovers them by splitting a string such as "oracle@2.1" or
-"untrusted/1". Their text is for file names, labels and the bundle, written only."""
+"""Runs and units are typed keys, never names parsed back, and each test phase hands
+its runs back as a frozen result.
+
+A run is a `RunKey` (its class, its unit, its process as fields) and a unit carries
+its kind and index, so no module of the check recovers them by splitting a string
+such as "oracle@2.1" or "untrusted/1": their text is for file names, labels and the
+bundle, written only. A phase's tasks write into its own `PhaseContext` (`for_phase`),
+the phase returns them read-only (`PhaseRuns`), and only the pipeline records them
+into the check's state: no phase reads another's runs from it."""
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import typing
 from pathlib import Path
+from types import MappingProxyType
 
 import andgate
-from andgate.check.state import Captured, CheckState, RunKey, RunName
+from andgate.check.context import PhaseContext
+from andgate.check.oracle.phase import OracleOutcome
+from andgate.check.property.phase import PropertyOutcome
+from andgate.check.state import Captured, CheckState, PhaseRuns, RunKey, RunName
 from andgate.check.units import Unit
+from andgate.check.untrusted import UntrustedOutcome
 from andgate.process.results import RunResult
 
 CHECK = Path(andgate.__file__).parent / "check"
@@ -122,3 +133,69 @@ def test_a_units_name_is_made_from_its_kind_and_index() -> None:
     assert Unit("oracle", 10, index=0).name == "oracle/0"
     assert Unit("known-bad", 10, index=2).name == "known-bad/2"
     assert Unit("base-oracle", 10).name == "base-oracle"
+
+
+# The phases: each reads the runs it made (its context's) and what the pipeline hands it.
+PHASES = (
+    "context.py",
+    "untrusted.py",
+    "oracle/phase.py",
+    "property/phase.py",
+    "discrimination/phase.py",
+    "inventory/phase.py",
+)
+# What the pipeline records from the phases' results (`CheckState.record`, `replays`).
+RECORDED = frozenset({"runs", "units_ran", "replays"})
+
+
+def reads_of_the_record(source: str, module: str) -> list[str]:
+    """Each `state.runs`, `ctx.state.units_ran`, ...: a phase reaching into what the
+    pipeline recorded from the phases before it."""
+    return [
+        f"{module}:{node.lineno}: {ast.unparse(node)}"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute)
+        and node.attr in RECORDED
+        and (
+            (isinstance(node.value, ast.Name) and node.value.id == "state")
+            or (isinstance(node.value, ast.Attribute) and node.value.attr == "state")
+        )
+    ]
+
+
+def test_no_phase_reads_the_runs_the_pipeline_recorded() -> None:
+    found = [
+        hit
+        for module in PHASES
+        for hit in reads_of_the_record((CHECK / module).read_text(encoding="utf-8"), module)
+    ]
+    assert found == [], "take a phase's runs from its own context or as an argument"
+
+
+def test_the_guard_sees_a_phase_reading_the_state() -> None:
+    source = "def f(ctx, state):\n    return ctx.state.runs, state.units_ran, ctx.runs\n"
+    assert len(reads_of_the_record(source, "x.py")) == 2
+
+
+def test_the_phases_results_are_frozen_and_read_only() -> None:
+    for record in (PhaseRuns, OracleOutcome, PropertyOutcome, UntrustedOutcome):
+        assert dataclasses.is_dataclass(record) and record.__dataclass_params__.frozen, record
+    runs = {RunKey(RunName.ORACLE): RunResult("oracle", 0, 1.0)}
+    held = PhaseRuns.of(runs, {"oracle/0": RunKey(RunName.ORACLE)})
+    runs.clear()  # the phase's own map goes on; what it handed back does not change
+    assert isinstance(held.runs, MappingProxyType) and isinstance(held.units, MappingProxyType)
+    assert held.get(RunName.ORACLE) == RunResult("oracle", 0, 1.0)
+
+
+def test_each_phase_starts_with_no_runs_of_its_own(tmp_path: Path) -> None:
+    shared = PhaseContext(
+        plan=None, config=None, pool=None, scratch=tmp_path, state=CheckState(), jobs=1,
+        timeout=1.0, cache_dir=None, approved=False, work=None,
+    )  # fmt: skip
+    first = shared.for_phase()
+    first.runs[RunKey(RunName.ORACLE)] = RunResult("oracle", 0, 1.0)
+    first.units_ran["oracle/0"] = RunKey(RunName.ORACLE)
+    second = shared.for_phase()
+    assert second.runs == {} and second.units_ran == {} and shared.runs == {}
+    assert first.results().units == {"oracle/0": RunKey(RunName.ORACLE)}
+    assert shared.state.runs == {}  # only the pipeline records a phase's results

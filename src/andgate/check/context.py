@@ -5,16 +5,16 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from andgate.check.plan.trees import Plan
-from andgate.check.state import CheckState, RunKey, RunName
+from andgate.check.state import CheckState, PhaseRuns, RunKey, RunName
 from andgate.check.units import Unit
 from andgate.check.work import Work
 from andgate.plugin.shard import MIN_BYTES_PER_SHARD, shards
 from andgate.process.requests import TRUSTED_ROLES, RunRequest
-from andgate.process.results import merge_results
+from andgate.process.results import RunResult, merge_results
 from andgate.process.run import run_parallel, run_pytest
 from andgate.process.worktree import WorktreePool
 from andgate.report.artifacts import merge_junit
@@ -40,6 +40,22 @@ class PhaseContext:
     # The project's pytest config starts xdist workers: each unit then runs in one
     # process (its workers use the cores) instead of one per job with workers each.
     user_xdist: bool = False
+    # What the phase given this context ran so far (`for_phase`: none), written by its
+    # tasks and handed back by `results`; no other phase reads it.
+    runs: dict[RunKey, RunResult] = field(default_factory=dict)
+    units_ran: dict[str, RunKey] = field(default_factory=dict)  # unit -> its run
+
+    def for_phase(self) -> PhaseContext:
+        """This context for one phase: its runs are its own, from none."""
+        return replace(self, runs={}, units_ran={})
+
+    def results(self) -> PhaseRuns:
+        """What this phase ran, read-only, for the pipeline to hand on."""
+        return PhaseRuns.of(self.runs, self.units_ran)
+
+    def capture(self) -> None:
+        """This phase's logs and JUnit files, copied before a less trusted phase runs."""
+        self.state.captured.collect(self.runs)
 
     def run(
         self, phase: str, tasks: Sequence[Callable[[], object]], counted: str | None = None
@@ -91,7 +107,7 @@ class PhaseContext:
             verified = request.integrity is not None
             with self.pool.lease(commit, verified=verified) as worktree:
                 result = run_pytest(request, worktree.path, self.scratch, self.timeout)
-                self.state.runs[name] = result
+                self.runs[name] = result
 
         return run
 
@@ -161,8 +177,8 @@ class PhaseContext:
         assert recorded is not None
 
         def load() -> None:
-            self.state.runs[key] = recorded.runs[unit]
-            self.state.units_ran[unit] = key
+            self.runs[key] = recorded.runs[unit]
+            self.units_ran[unit] = key
 
         return load
 
@@ -170,35 +186,34 @@ class PhaseContext:
         """Fold each unit's processes into one result, then the units into the
         class's; the JUnit files are folded alike. A class none of whose units ran
         here (another machine's) has no result."""
-        state = self.state
-        state.capture()
+        self.capture()
         keys = []
         for unit in self.work.units_of(kind):
             key = self.unit_key(kind, unit)
             parts = sorted(
-                (k for k in state.runs if k.process is not None and k.whole() == key),
+                (k for k in self.runs if k.process is not None and k.whole() == key),
                 key=lambda k: k.process or 0,
             )
             if parts:
                 self._fold(key, parts)
-            if key in state.runs:
-                state.units_ran.setdefault(unit.name, key)
+            if key in self.runs:
+                self.units_ran.setdefault(unit.name, key)
                 keys.append(key)
         if keys and keys != [RunKey(kind)]:
             self._fold(RunKey(kind), keys, keep_parts=True)
 
     def _fold(self, key: RunKey, parts: list[RunKey], keep_parts: bool = False) -> None:
-        state = self.state
-        state.runs[key] = merge_results(str(key), [state.runs[k] for k in parts])
-        take = state.captured.files.get if keep_parts else state.captured.files.pop
+        captured = self.state.captured
+        self.runs[key] = merge_results(str(key), [self.runs[k] for k in parts])
+        take = captured.files.get if keep_parts else captured.files.pop
         documents = [take(f"{k}.junit", None) for k in parts]
         if all(d is not None for d in documents):
             merged = merge_junit(documents)  # type: ignore[arg-type]
             if merged is not None:
-                state.captured.put(key, "junit", merged)
+                captured.put(key, "junit", merged)
         if not keep_parts:
             for k in parts:
-                del state.runs[k]
+                del self.runs[k]
 
 
 def _of_class(progress_file: str, label: str) -> bool:

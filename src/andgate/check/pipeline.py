@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from andgate.check.context import PhaseContext
-from andgate.check.discrimination.phase import prepare_discrimination
+from andgate.check.discrimination.phase import prepare_discrimination, time_waited
 from andgate.check.inventory.phase import run_inventory_phase
 from andgate.check.options import CheckOptions
 from andgate.check.oracle.phase import run_oracle_phase
@@ -162,8 +162,8 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
         state.found = replace(state.found, disputes=judged(disputes.facts, base_oracle))
     state.annotate_junit()
     found = run_inventory_phase(
-        state, config, changes, differs, scan.result(), approved_by=approvers, today=opts.today,
-        approved_head=approves_head(state.approvals),
+        state, state.runs, config, changes, differs, scan.result(), approved_by=approvers,
+        today=opts.today, approved_head=approves_head(state.approvals),
         base_oracle=None if trusts_head else ctx.plan.base_oracle_files,
         agent_files=agent_files,
     )  # fmt: skip
@@ -268,12 +268,19 @@ def _run_phases(
     )
     planned = in_background("discrimination-plan", plan)
     oracle = run_oracle_phase(ctx)
+    state.record(oracle.runs)
     state.replays = list(oracle.replays)
     state.found = replace(state.found, oracle=oracle.oracle, known_bad=oracle.known_bad)
-    state.found = replace(state.found, property=run_property_phase(ctx))
+    prop = run_property_phase(ctx)
+    state.record(prop.runs)
+    state.found = replace(state.found, property=prop.facts)
     state.found = replace(state.found, tampered=state.tampering())
     discrimination = wait_future(planned)
     before_untrusted()
-    state.found = replace(state.found, untrusted=run_untrusted_phase(ctx, beside=discrimination))
+    waited = time_waited([oracle.runs.runs, prop.runs.runs], oracle.replays)
+    untrusted = run_untrusted_phase(ctx, beside=discrimination, waited=waited)
+    state.record(untrusted.runs)
+    state.found = replace(state.found, untrusted=untrusted.facts)
     state.capture()
-    state.found = replace(state.found, discrimination=discrimination.finish())
+    finished = discrimination.finish(untrusted.runs.get(RunName.UNTRUSTED))
+    state.found = replace(state.found, discrimination=finished)

@@ -13,6 +13,7 @@ import enum
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from andgate.check.inventory.items import counts
@@ -63,6 +64,25 @@ class RunKey:
     def whole(self) -> RunKey:
         """The class's or unit's run that this process is a part of (itself if none)."""
         return replace(self, process=None)
+
+
+@dataclass(frozen=True)
+class PhaseRuns:
+    """What one test phase ran, as it hands it back to the pipeline: each run's
+    result by key, and which run holds each of its units' results (what a shard's
+    bundle records). Read-only: a later phase gets it from the pipeline, never
+    from a phase that still runs."""
+
+    runs: Mapping[RunKey, RunResult] = field(default_factory=lambda: MappingProxyType({}))
+    units: Mapping[str, RunKey] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def of(cls, runs: Mapping[RunKey, RunResult], units: Mapping[str, RunKey]) -> PhaseRuns:
+        return cls(MappingProxyType(dict(runs)), MappingProxyType(dict(units)))
+
+    def get(self, kind: RunName) -> RunResult | None:
+        """The class's run (its units and processes folded into it), if it ran."""
+        return self.runs.get(RunKey(kind))
 
 
 # How a run of `RunName` is named where its results are voided.
@@ -204,6 +224,12 @@ class CheckState:
             for detail in replay.tampered:
                 found.setdefault(detail, Tampering(detail, title, Bit.KNOWN_BAD))
         return tuple(found.values())
+
+    def record(self, phase: PhaseRuns) -> None:
+        """A phase's runs, as it returned them: what tampering, the JUnit files, the
+        inventory and a shard's bundle read."""
+        self.runs.update(phase.runs)
+        self.units_ran.update(phase.units)
 
     def capture(self) -> None:
         self.captured.collect(self.runs)

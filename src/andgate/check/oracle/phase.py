@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from andgate.check.cache import KillerCache
 from andgate.check.context import PhaseContext, after_last
 from andgate.check.oracle.replay import known_bad_facts, replay_fixture
-from andgate.check.state import RunKey, RunName
+from andgate.check.state import PhaseRuns, RunKey, RunName
 from andgate.check.units import BASE_ORACLE
 from andgate.plugin.shard import collect_only_weight
 from andgate.process.limits import PlainRun
@@ -35,15 +35,18 @@ from andgate.trust.github import approves_head
 
 @dataclass(frozen=True)
 class OracleOutcome:
-    """What the oracle phase found: the oracle class, the known-bad proof, and each
-    fixture's replay (in the manifest's order)."""
+    """What the oracle phase found: the oracle class, the known-bad proof, each
+    fixture's replay (in the manifest's order), and its runs (the oracle class, base's
+    collection, the oracle skips run on base)."""
 
     oracle: OracleFacts
     known_bad: KnownBadFacts
     replays: tuple[ReplayFacts, ...]
+    runs: PhaseRuns
 
 
 def run_oracle_phase(ctx: PhaseContext) -> OracleOutcome:
+    ctx = ctx.for_phase()
     plan, state = ctx.plan, ctx.state
     replays: list[ReplayFacts] = []  # appended to by the replay tasks, in any order
     request = RunRequest(
@@ -74,8 +77,8 @@ def run_oracle_phase(ctx: PhaseContext) -> OracleOutcome:
     ctx.run("oracle phase", tasks, counted="oracle")
     ctx.merge_class(RunName.ORACLE)
     oracle = oracle_facts(
-        state.runs.get(RunKey(RunName.ORACLE)),
-        state.runs.get(RunKey(RunName.BASE_ORACLE)),
+        ctx.runs.get(RunKey(RunName.ORACLE)),
+        ctx.runs.get(RunKey(RunName.BASE_ORACLE)),
         # an owner's review of an earlier commit does not cover what head collects
         approved=approves_head(state.approvals),
         on_base=_skips_on_base(ctx),
@@ -84,8 +87,8 @@ def run_oracle_phase(ctx: PhaseContext) -> OracleOutcome:
     order = {f.name: i for i, f in enumerate(ctx.config.known_bad)}
     replays.sort(key=lambda r: order.get(r.name, 0))
     known_bad = known_bad_facts(ctx.config, replays, has_oracle=bool(plan.trusted_oracle_files))
-    state.capture()
-    return OracleOutcome(oracle, known_bad, tuple(replays))
+    ctx.capture()
+    return OracleOutcome(oracle, known_bad, tuple(replays), ctx.results())
 
 
 def _base_pin_task(ctx: PhaseContext) -> Callable[[], object] | None:
@@ -94,7 +97,7 @@ def _base_pin_task(ctx: PhaseContext) -> Callable[[], object] | None:
         return None
     if ctx.work.recorded is not None:
         return ctx.recorded_task(BASE_ORACLE, RunKey(RunName.BASE_ORACLE))
-    ctx.state.units_ran[BASE_ORACLE] = RunKey(RunName.BASE_ORACLE)
+    ctx.units_ran[BASE_ORACLE] = RunKey(RunName.BASE_ORACLE)
     return ctx.task(RunKey(RunName.BASE_ORACLE), _base_pin_request(ctx), ctx.plan.base)
 
 
@@ -116,14 +119,14 @@ def _skips_on_base(ctx: PhaseContext) -> RunResult | None:
     run again against base, all of them in one process: not applicable when base
     skips them too, for the same reason. None when there are none, or when this
     machine holds only some of the oracle class (a shard: `combine` runs them)."""
-    head = ctx.state.runs.get(RunKey(RunName.ORACLE))
+    head = ctx.runs.get(RunKey(RunName.ORACLE))
     complete = ctx.work.split is None or ctx.work.recorded is not None
     if head is None or not complete:
         return None
     skipped = skips_to_run_on_base(class_facts(head, Role.ORACLE).results, head)
     # Only what base collected: pytest refuses an id it cannot find (a usage error,
     # "found no collectors"); an item base lacks is judged from its collection.
-    nodeids = on_base_collection(skipped, ctx.state.runs.get(RunKey(RunName.BASE_ORACLE)))
+    nodeids = on_base_collection(skipped, ctx.runs.get(RunKey(RunName.BASE_ORACLE)))
     files = sorted({n.partition("::")[0] for n in nodeids})
     if not files:
         return None  # not collected on base: nothing there can skip the same way
@@ -137,8 +140,8 @@ def _skips_on_base(ctx: PhaseContext) -> RunResult | None:
     )
     skips = RunKey(RunName.BASE_SKIPS)
     ctx.run("oracle skips on base", [ctx.task(skips, request, ctx.plan.base)])
-    ctx.state.capture()
-    return ctx.state.runs.get(skips)
+    ctx.capture()
+    return ctx.runs.get(skips)
 
 
 def _telling(
@@ -149,7 +152,7 @@ def _telling(
     for a task that has not started)."""
 
     def tell() -> None:
-        runs = list(ctx.state.runs.items())  # other tasks add to it
+        runs = list(ctx.runs.items())  # other tasks add to it
         plain.ended(r for key, r in runs if key.kind == RunName.ORACLE)
 
     return after_last(class_tasks, tell)
