@@ -16,6 +16,8 @@ import typing
 from pathlib import Path
 from types import MappingProxyType
 
+import pytest
+
 import andgate
 from andgate.check.context import PhaseContext
 from andgate.check.oracle.phase import OracleOutcome
@@ -187,11 +189,15 @@ def test_the_phases_results_are_frozen_and_read_only() -> None:
     assert held.get(RunName.ORACLE) == RunResult("oracle", 0, 1.0)
 
 
-def test_each_phase_starts_with_no_runs_of_its_own(tmp_path: Path) -> None:
-    shared = PhaseContext(
+def _context(tmp_path: Path) -> PhaseContext:
+    return PhaseContext(
         plan=None, config=None, pool=None, scratch=tmp_path, state=CheckState(), jobs=1,
         timeout=1.0, cache_dir=None, approved=False, work=None,
     )  # fmt: skip
+
+
+def test_each_phase_starts_with_no_runs_of_its_own(tmp_path: Path) -> None:
+    shared = _context(tmp_path)
     first = shared.for_phase()
     first.runs[RunKey(RunName.ORACLE)] = RunResult("oracle", 0, 1.0)
     first.units_ran["oracle/0"] = RunKey(RunName.ORACLE)
@@ -199,3 +205,24 @@ def test_each_phase_starts_with_no_runs_of_its_own(tmp_path: Path) -> None:
     assert second.runs == {} and second.units_ran == {} and shared.runs == {}
     assert first.results().units == {"oracle/0": RunKey(RunName.ORACLE)}
     assert shared.state.runs == {}  # only the pipeline records a phase's results
+
+
+def test_a_phase_that_fails_still_leaves_what_it_ran_to_the_pipeline(tmp_path: Path) -> None:
+    """As before phases returned their runs: a shard interrupted in its untrusted phase
+    still bundles the units it finished."""
+    from andgate.check.pipeline import _phase
+
+    ctx = _context(tmp_path)
+
+    def interrupted(own: PhaseContext) -> None:
+        assert own.runs == {} and own is not ctx
+        own.runs[RunKey(RunName.UNTRUSTED, unit=0)] = RunResult("untrusted part 1/2", 0, 1.0)
+        own.units_ran["untrusted/0"] = RunKey(RunName.UNTRUSTED, unit=0)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _phase(ctx, interrupted)
+    assert ctx.state.units_ran == {"untrusted/0": RunKey(RunName.UNTRUSTED, unit=0)}
+    assert list(ctx.state.runs) == [RunKey(RunName.UNTRUSTED, unit=0)]
+    done = _phase(ctx, lambda own: own.results())  # a phase that ends: its result only
+    assert done == PhaseRuns() and len(ctx.state.runs) == 1

@@ -143,6 +143,5 @@ def test_the_property_class_splits_over_the_jobs_however_small():
         capture=lambda: None,
         results=lambda: None,
     )
-    ctx.for_phase = lambda: ctx
     run_property_phase(ctx)
     assert asked == {"sizes": small, "parts": 2}

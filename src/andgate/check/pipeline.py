@@ -24,6 +24,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TypeVar
 
 from andgate.check.context import PhaseContext
 from andgate.check.discrimination.phase import prepare_discrimination, time_waited
@@ -62,6 +63,8 @@ from andgate.trust.refs import (
     uncommitted_warning,
 )
 from andgate.verdict import Verdict, decide
+
+Outcome = TypeVar("Outcome")
 
 
 def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
@@ -267,20 +270,32 @@ def _run_phases(
         started=started,
     )
     planned = in_background("discrimination-plan", plan)
-    oracle = run_oracle_phase(ctx)
+    oracle = _phase(ctx, run_oracle_phase)
     state.record(oracle.runs)
     state.replays = list(oracle.replays)
     state.found = replace(state.found, oracle=oracle.oracle, known_bad=oracle.known_bad)
-    prop = run_property_phase(ctx)
+    prop = _phase(ctx, run_property_phase)
     state.record(prop.runs)
     state.found = replace(state.found, property=prop.facts)
     state.found = replace(state.found, tampered=state.tampering())
     discrimination = wait_future(planned)
     before_untrusted()
     waited = time_waited([oracle.runs.runs, prop.runs.runs], oracle.replays)
-    untrusted = run_untrusted_phase(ctx, beside=discrimination, waited=waited)
+    untrusted = _phase(ctx, lambda own: run_untrusted_phase(own, discrimination, waited))
     state.record(untrusted.runs)
     state.found = replace(state.found, untrusted=untrusted.facts)
     state.capture()
     finished = discrimination.finish(untrusted.runs.get(RunName.UNTRUSTED))
     state.found = replace(state.found, discrimination=finished)
+
+
+def _phase(ctx: PhaseContext, phase: Callable[[PhaseContext], Outcome]) -> Outcome:
+    """Run a test phase in a context of its own; it returns its runs in its result.
+    Should it fail, what it ran so far is recorded all the same: a failed shard's
+    bundle still holds the units it finished."""
+    own = ctx.for_phase()
+    try:
+        return phase(own)
+    except BaseException:
+        ctx.state.record(own.results())
+        raise

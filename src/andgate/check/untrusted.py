@@ -30,7 +30,6 @@ def run_untrusted_phase(
     runs (the same trust), queued after theirs in the same pool. `waited`: the seconds
     the earlier phases' runs spent on items that timed out (the report's budget
     leaves them out)."""
-    ctx = ctx.for_phase()
     plan, state = ctx.plan, ctx.state
     request = RunRequest(
         "untrusted",

@@ -46,7 +46,6 @@ class OracleOutcome:
 
 
 def run_oracle_phase(ctx: PhaseContext) -> OracleOutcome:
-    ctx = ctx.for_phase()
     plan, state = ctx.plan, ctx.state
     replays: list[ReplayFacts] = []  # appended to by the replay tasks, in any order
     request = RunRequest(

@@ -26,7 +26,6 @@ class PropertyOutcome:
 
 
 def run_property_phase(ctx: PhaseContext) -> PropertyOutcome:
-    ctx = ctx.for_phase()
     plan, state, manifest = ctx.plan, ctx.state, ctx.config.manifest
     if plan.property_files:
         request = RunRequest(
