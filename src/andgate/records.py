@@ -327,6 +327,27 @@ class ReplayFacts:
 
 
 @dataclass(frozen=True)
+class StepTime:
+    """Where a check's wall time went: one step of the gate, one pytest process, or
+    the worktrees' preparation, from the check's start (`check.timings`)."""
+
+    name: str
+    # "step" (the gate's own), "phase" (a test phase: its processes and worktrees),
+    # "pytest" (one process), "worktrees"
+    kind: str
+    started: float  # seconds after the check started
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "started_s": round(self.started, 3),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
 class Tampering:
     """A trusted run (oracle, property, known-bad replay, a run of base) that loaded
     test-side code other than the tree it checked out (contract section 4, step 4):

@@ -125,7 +125,7 @@ def test_a_breakage_run_skips_what_timed_out_on_head_and_takes_its_limit_from_he
         timeout=60,
         plan=SimpleNamespace(head="h" * 40, head_rules=None),
         state=SimpleNamespace(environment=RunEnvironment(item_timeout=60.0)),
-        pool=SimpleNamespace(lease=lambda commit: contextlib.nullcontext(worktree)),
+        pool=SimpleNamespace(lease=lambda commit, **_: contextlib.nullcontext(worktree)),
     )
     requests = []
 
@@ -310,10 +310,11 @@ def test_a_breakage_run_that_ends_in_an_error_counts_as_not_tried(tmp_path, monk
         timeout=60,
         plan=SimpleNamespace(head="h" * 40, head_rules=None),
         state=SimpleNamespace(environment=RunEnvironment()),
-        pool=SimpleNamespace(lease=lambda commit: contextlib.nullcontext(worktree)),
+        pool=SimpleNamespace(lease=lambda commit, **_: contextlib.nullcontext(worktree)),
     )
     crashed = RunResult("discrimination 0", None, 0.1, error="no results file")
-    monkeypatch.setattr(discrimination, "RunRequest", lambda *a, **k: None)
+    request = SimpleNamespace(label="discrimination 0")  # the lease names its run
+    monkeypatch.setattr(discrimination, "RunRequest", lambda *a, **k: request)
     monkeypatch.setattr(discrimination, "run_pytest", lambda *a, **k: crashed)
     found = _Found(budget=60)
     breakage = discrimination.Breakage("mutant 1", b"patch")

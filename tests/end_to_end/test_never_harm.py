@@ -218,6 +218,8 @@ def test_close_removes_every_worktree_even_when_one_removal_times_out(
         return real_run(self, *args, **kwargs)
 
     monkeypatch.setattr(Git, "run", first_remove_times_out)
+    # Each admin folder is not where it was recorded: git must unregister every worktree.
+    monkeypatch.setattr(worktree_module.Worktree, "_drop_admin_dir", lambda self: False)
     with (
         pytest.raises(RuntimeError, match="the original error"),
         worktree_pool(repo.git, tmp_path / "wts") as pool,
@@ -229,9 +231,27 @@ def test_close_removes_every_worktree_even_when_one_removal_times_out(
     monkeypatch.undo()
     assert len(timeouts) == 3
     assert all(t is not None and t <= worktree_module.REMOVE_TIMEOUT for t in timeouts)
+    # the one whose removal timed out stays registered, its folder gone (git prunes it)
+    assert len(registered_worktrees(repo.path)) == 2
+    assert not (tmp_path / "wts").exists() or list((tmp_path / "wts").iterdir()) == []
+    repo.git.run("worktree", "prune")
     assert registered_worktrees(repo.path) == [str(repo.path)]
     assert snapshot(repo.path, ("wts",)) == before
-    assert not (tmp_path / "wts").exists() or list((tmp_path / "wts").iterdir()) == []
+
+
+def test_close_unregisters_its_worktrees_without_a_git_process_each(make_repo, tmp_path):
+    """Removing a worktree is deleting its admin folder and its folder: done directly,
+    the end of every check saves a git process per worktree."""
+    repo = make_repo({"m.py": "X = 1\n"})
+    before = snapshot(repo.path, ("wts",))
+    with worktree_pool(repo.git, tmp_path / "wts") as pool:
+        with pool.lease("HEAD"), pool.lease("HEAD"):
+            pass
+        with pytest.MonkeyPatch.context() as patched:
+            patched.setattr(Git, "run", hanging_git)
+            pool.close()
+    assert registered_worktrees(repo.path) == [str(repo.path)]
+    assert snapshot(repo.path, ("wts",)) == before
 
 
 def test_cleanup_past_its_budget_removes_worktrees_without_git(make_repo, tmp_path, monkeypatch):

@@ -23,6 +23,7 @@ README_MAX_LINES = 250
 
 def pages() -> list[Path]:
     found = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", ROOT / "CHANGELOG.md"]
+    found.append(ROOT / "CONTRIBUTING.md")
     found += sorted((ROOT / "docs").glob("*.md"))
     found.append(ROOT / "benchmarks" / "README.md")
     return [page for page in found if page.exists()]

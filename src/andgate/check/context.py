@@ -105,7 +105,7 @@ class PhaseContext:
 
         def run() -> None:
             verified = request.integrity is not None
-            with self.pool.lease(commit, verified=verified) as worktree:
+            with self.pool.lease(commit, verified=verified, label=request.label) as worktree:
                 result = run_pytest(request, worktree.path, self.scratch, self.timeout)
                 self.runs[name] = result
 

@@ -79,7 +79,8 @@ def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
     try:
         gate_failing_closed(opts, state)
         _restore_runner_files(runner_files, state)
-        verdict = decide(state.facts())
+        with state.timings.step("verdict"):
+            verdict = decide(state.facts())
         # No verdict file means no allow: on a failure the CLI prints one line and exits 2.
         return verdict, write_artifacts(folder, state.report_context(verdict, opts.today))
     finally:
@@ -117,44 +118,51 @@ def _gate(opts: CheckOptions, state: CheckState) -> None:
 
 
 def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
-    base, head = _commits(git, opts, state)
-    config = _base_config(git, opts, state, base)
-    disputes = read_disputes(git, base, head, config.manifest.disputes_file)
+    step = state.timings.step
+    with step("commits, manifest and approvals"):
+        base, head = _commits(git, opts, state)
+        config = _base_config(git, opts, state, base)
+        disputes = read_disputes(git, base, head, config.manifest.disputes_file)
     state.found = replace(state.found, disputes=disputes.facts)
     state.dispute_sources = dict(disputes.sources)
     approvers = approved_logins(state.approvals)
     # Read before any test runs; carried into every worktree, base's only the data-only ones.
-    generated = read_generated(git, config.manifest.generated_files, head)
+    with step("generated files"):
+        generated = read_generated(git, config.manifest.generated_files, head)
     state.generated = tuple((f.path, f.sha256) for f in generated.files)
     for_base, kept_out = generated.for_base(config.test_side)
     if (kept := kept_from_base_warning(kept_out)) is not None:
         state.warnings.append(kept)
     # An adopting change is judged by its own trust files, as an approved one is.
     trusts_head = bool(approvers) or state.adopting
-    changes = git.diff_raw(base, head)
-    agent_files = (
-        agent_block_files(git, base, head, changes, opts.manifest) if state.adopting else ()
-    )
-    differs = config_changes(
-        changes, lambda p: git.read_blob(base, p), lambda p: git.read_blob(head, p)
-    )
+    with step("the change's diff"):
+        changes = git.diff_raw(base, head)
+        agent_files = (
+            agent_block_files(git, base, head, changes, opts.manifest) if state.adopting else ()
+        )
+        differs = config_changes(
+            changes, lambda p: git.read_blob(base, p), lambda p: git.read_blob(head, p)
+        )
+    by_commit = {base: for_base}
     with (
         scratch_dir() as scratch,
-        worktree_pool(git, scratch / "worktrees", generated, {base: for_base}) as pool,
+        worktree_pool(git, scratch / "worktrees", generated, by_commit, state.timings) as pool,
         fork_server_session(),
     ):
         if opts.combine is None:  # pytest imports meanwhile; no repository code runs
             prestart_fork_server(config.manifest.scrub_env, scratch)
         # Read before any test runs; analysed beside the oracle phase.
-        scan = start_scan(git, base, head, changes, config, differs, generated)
+        with step("production scan: reading"):
+            scan = start_scan(git, base, head, changes, config, differs, generated)
         state.warnings += [
             Finding(Warning_.ORACLE_FROM_PRODUCTION, d) for d in scan.oracle_from_production
         ]
         state.oracle_from_production = scan.oracle_from_production_files
-        lock = lock_facts(git, base, head, config.manifest, approved=trusts_head)
-        state.found = replace(state.found, lock=lock)
-        trees = (scratch, pool)
-        ctx = plan_phases(git, opts, state, config, differs, trees, approved=trusts_head)
+        with step("locks and the plan"):
+            lock = lock_facts(git, base, head, config.manifest, approved=trusts_head)
+            state.found = replace(state.found, lock=lock)
+            trees = (scratch, pool)
+            ctx = plan_phases(git, opts, state, config, differs, trees, approved=trusts_head)
         try:
             _run_phases(ctx, git, opts, changes, before_untrusted=scan.result)
         finally:
@@ -163,13 +171,16 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
                 state.captured.files["worktrees.log"] = text.encode("utf-8", "backslashreplace")
         base_oracle = _base_oracle_ids(state, ctx.plan.base_oracle_files)
         state.found = replace(state.found, disputes=judged(disputes.facts, base_oracle))
-    state.annotate_junit()
-    found = run_inventory_phase(
-        state, state.runs, config, changes, differs, scan.result(), approved_by=approvers,
-        today=opts.today, approved_head=approves_head(state.approvals),
-        base_oracle=None if trusts_head else ctx.plan.base_oracle_files,
-        agent_files=agent_files,
-    )  # fmt: skip
+        closing = state.timings.now()
+    state.timings.add("worktrees removed", closing, state.timings.now() - closing, "worktrees")
+    with step("inventory, authorship and freezes"):
+        state.annotate_junit()
+        found = run_inventory_phase(
+            state, state.runs, config, changes, differs, scan.result(), approved_by=approvers,
+            today=opts.today, approved_head=approves_head(state.approvals),
+            base_oracle=None if trusts_head else ctx.plan.base_oracle_files,
+            agent_files=agent_files,
+        )  # fmt: skip
     state.inventory = found.inventory
     state.found = replace(state.found, changes=found.changes, freezes=found.freezes)
 
@@ -260,32 +271,40 @@ def _run_phases(
     mutants in a thread beside it; both it and `before_untrusted` (the production
     scan's end) are waited for before the first untrusted test runs."""
     state = ctx.state
+    step = state.timings.step
     started = time.monotonic()  # the discrimination report's default budget is a share
-    plan = prepare_discrimination(  # reads now; the rest beside the oracle phase
-        ctx,
-        git,
-        changes,
-        budget=opts.discrimination_budget,
-        enabled=opts.discrimination,
-        started=started,
-    )
+    with step("discrimination report: reading"):
+        plan = prepare_discrimination(  # reads now; the rest beside the oracle phase
+            ctx,
+            git,
+            changes,
+            budget=opts.discrimination_budget,
+            enabled=opts.discrimination,
+            started=started,
+        )
     planned = in_background("discrimination-plan", plan)
-    oracle = _phase(ctx, run_oracle_phase)
+    with step("oracle phase", kind="phase"):
+        oracle = _phase(ctx, run_oracle_phase)
     state.record(oracle.runs)
     state.replays = list(oracle.replays)
     state.found = replace(state.found, oracle=oracle.oracle, known_bad=oracle.known_bad)
-    prop = _phase(ctx, run_property_phase)
+    with step("property phase", kind="phase"):
+        prop = _phase(ctx, run_property_phase)
     state.record(prop.runs)
     state.found = replace(state.found, property=prop.facts)
     state.found = replace(state.found, tampered=state.tampering())
-    discrimination = wait_future(planned)
-    before_untrusted()
+    with step("waiting for the discrimination report's mutants"):
+        discrimination = wait_future(planned)
+    with step("waiting for the production scan"):
+        before_untrusted()
     waited = time_waited([oracle.runs.runs, prop.runs.runs], oracle.replays)
-    untrusted = _phase(ctx, lambda own: run_untrusted_phase(own, discrimination, waited))
+    with step("untrusted phase", kind="phase"):
+        untrusted = _phase(ctx, lambda own: run_untrusted_phase(own, discrimination, waited))
     state.record(untrusted.runs)
     state.found = replace(state.found, untrusted=untrusted.facts)
     state.capture()
-    finished = discrimination.finish(untrusted.runs.get(RunName.UNTRUSTED))
+    with step("discrimination report"):
+        finished = discrimination.finish(untrusted.runs.get(RunName.UNTRUSTED))
     state.found = replace(state.found, discrimination=finished)
 
 

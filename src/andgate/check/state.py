@@ -19,6 +19,7 @@ from typing import Any
 from andgate.check.inventory.items import counts
 from andgate.process.requests import RunEnvironment
 from andgate.process.results import RunResult
+from andgate.process.timings import Timings
 from andgate.records import (
     Bit,
     Facts,
@@ -176,6 +177,9 @@ class CheckState:
     adopting: bool = False  # neither base nor the target branch had a manifest
     # The commit whose known-bad fixtures replayed, when not base (an owner approved head)
     known_bad_from: str | None = None
+    # Where the check's wall time goes (`check --profile`, timings.json); the pool's
+    # leases record into it too.
+    timings: Timings = field(default_factory=Timings)
 
     def facts(self) -> Facts:
         return replace(
@@ -208,6 +212,7 @@ class CheckState:
             disputes_file=self.found.disputes.path if self.found.disputes else "",
             generated=self.generated,
             known_bad_from=self.known_bad_from,
+            timings=self.timings.records(),
         )
 
     def tampering(self) -> tuple[Tampering, ...]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from andgate.commands import options
-from andgate.report.console import print_verdict, publish_to_github
+from andgate.report.console import print_verdict, profile_lines, publish_to_github
 
 if TYPE_CHECKING:  # the check's modules load only when a check runs
     from andgate.check.options import CheckOptions
@@ -30,6 +30,7 @@ def _names(values: Sequence[str]) -> tuple[str, ...]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    started_after = process_age()  # --profile: Python's and andgate's start-up
     from andgate.check.cache import default_cache_dir
     from andgate.check.options import CheckOptions
     from andgate.check.pipeline import run_check
@@ -61,7 +62,20 @@ def cmd_check(args: argparse.Namespace) -> int:
         if opts.split is not None:
             return _run_shard(opts)
         verdict, artifacts = run_check(opts)
-    return _show(verdict, artifacts, args)
+    return _show(verdict, artifacts, args, started_after)
+
+
+def process_age() -> float | None:
+    """Seconds since this process started (Linux's /proc), None where unknown."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+        with open("/proc/uptime", encoding="ascii") as uptime:
+            now = float(uptime.read().split()[0])
+        ticks = os.sysconf("SC_CLK_TCK")
+        return max(now - int(fields[19]) / ticks, 0.0)  # field 22: starttime
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 @contextlib.contextmanager
@@ -111,12 +125,21 @@ def cmd_combine(args: argparse.Namespace) -> int:
     return _show(verdict, artifacts, args)
 
 
-def _show(verdict: Verdict, artifacts: Artifacts, args: argparse.Namespace) -> int:
+def _show(
+    verdict: Verdict,
+    artifacts: Artifacts,
+    args: argparse.Namespace,
+    started_after: float | None = None,
+) -> int:
     if args.json:
         # From memory: the bytes written to verdict.json, never read back from disk.
         print(artifacts.verdict_json.decode("utf-8"), end="")
     else:
         print_verdict(verdict, artifacts.folder)
+    if getattr(args, "profile", False):  # stdout holds only the JSON with --json
+        out = sys.stderr if args.json else sys.stdout
+        for line in profile_lines(artifacts.timings, artifacts.seconds, started_after):
+            print(line, file=out)
     publish_to_github(verdict, artifacts, args.repo)
     return verdict.exit_code
 
@@ -178,6 +201,12 @@ def declare_check(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--quiet", action="store_true", help="no status lines on stderr while the phases run"
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="after the verdict, print where the check's time went, step by step (the "
+        "artifacts' timings.json holds it on every check)",
     )
     parser.add_argument(
         "--no-discrimination",

@@ -32,6 +32,7 @@ from andgate.errors import AndgateError, GitError
 from andgate.git import Git, TreeEntry, blob_id, decode_path
 from andgate.process.generated import NONE, Generated, copy_into
 from andgate.process.signals import deferred_signals
+from andgate.process.timings import Timings
 
 # Concurrent `git worktree add` in one repository race: one reads the other's
 # half-written .git/worktrees/<name>/commondir and dies ("failed to read").
@@ -159,16 +160,20 @@ class Worktree:
 
     def remove(self, timeout: float | None) -> None:
         """Unregister and delete this worktree, and nothing else; never raises.
-        `timeout` None skips git (the cleanup budget is spent)."""
-        if self.created and timeout is not None:
+        `timeout` None skips git (the cleanup budget is spent).
+
+        `git worktree remove` is deleting the admin folder and the worktree's folder:
+        done here directly when the admin folder recorded at creation is still where
+        git keeps it, saving a git process per worktree at the end of every check;
+        git does it otherwise."""
+        if self.created and not self._drop_admin_dir() and timeout is not None:
             try:
                 remove = ("worktree", "remove", "--force", "--force", str(self.path))
                 self.git.run(*remove, timeout=timeout)
             except AndgateError:
-                pass  # its admin folder goes below; the folder itself last
-        if self.created:
-            self._drop_admin_dir()
+                pass  # the folder itself goes below
         shutil.rmtree(self.path, ignore_errors=True)
+        self.created, self.admin_dir = False, None
 
     def rebuild(self, commit: str) -> None:
         """Remove this worktree and add it again at `commit`: what code left in it is
@@ -176,23 +181,24 @@ class Worktree:
         self.remove(REMOVE_TIMEOUT)
         if self.path.exists():
             raise GitError(f"{self.path}: a worktree that must be rebuilt cannot be removed")
-        self.created, self.admin_dir = False, None
         self.checkout(commit)
 
-    def _drop_admin_dir(self) -> None:
+    def _drop_admin_dir(self) -> bool:
         """Delete .git/worktrees/<name> of this worktree only: the one recorded when
-        it was created, if it is a real folder right under the common dir's worktrees/."""
+        it was created, if it is a real folder right under the common dir's worktrees/.
+        Whether it is gone now (False: git must unregister the worktree)."""
         if self.admin_dir is None or self.common_dir is None:
-            return
+            return False
         admin = Path(self.admin_dir)
         if os.path.realpath(admin.parent) != os.path.realpath(self.common_dir / "worktrees"):
-            return
+            return False
         try:
             if not stat.S_ISDIR(os.lstat(admin).st_mode):
-                return
+                return False
         except OSError:
-            return  # already gone: `git worktree remove` did it
+            return False  # not where it was recorded: git knows where it is
         shutil.rmtree(admin, ignore_errors=True)
+        return not os.path.lexists(admin)
 
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
         """git in this worktree, located by explicit GIT_DIR/GIT_WORK_TREE rather
@@ -246,8 +252,11 @@ class WorktreePool:
         root: Path,
         generated: Generated = NONE,
         by_commit: Mapping[str, Generated] | None = None,
+        timings: Timings | None = None,
     ) -> None:
         self.git = git
+        # Each lease's preparation and use, for `check --profile` and timings.json
+        self.timings = timings if timings is not None else Timings()
         self.root = root
         # The checkout's generated files go into every worktree, except those of a
         # commit `by_commit` names, which get its files instead (base: the data-only ones).
@@ -266,16 +275,20 @@ class WorktreePool:
         self.listings: dict[str, Mapping[str, TreeEntry]] = {}
 
     @contextmanager
-    def lease(self, commit: str, *, verified: bool = False) -> Iterator[Worktree]:
+    def lease(self, commit: str, *, verified: bool = False, label: str = "") -> Iterator[Worktree]:
         """A worktree at `commit`, returned to the pool afterwards. `verified`: for a
         trusted run (contract section 4, step 4), a reused worktree is checked against
         `commit` after the switch (`Worktree.differences`) and rebuilt when anything
-        differs, never reused as it is."""
+        differs, never reused as it is. `label` names the lease's two timed steps:
+        making the worktree ready, and what ran in it (a pytest process)."""
+        label = label or f"a run at {commit[:12]}"
         worktree = self._take()
         try:
-            self._switch(worktree, commit, verified)
-            copy_into(worktree.path, self.by_commit.get(commit, self.generated))
-            yield worktree
+            with self.timings.step(f"{label}: worktree", kind="worktrees"):
+                self._switch(worktree, commit, verified)
+                copy_into(worktree.path, self.by_commit.get(commit, self.generated))
+            with self.timings.step(label, kind="pytest"):
+                yield worktree
         finally:
             self._free.put(worktree)
 
@@ -466,8 +479,9 @@ def worktree_pool(
     root: Path,
     generated: Generated = NONE,
     by_commit: Mapping[str, Generated] | None = None,
+    timings: Timings | None = None,
 ) -> Iterator[WorktreePool]:
-    pool = WorktreePool(git, root, generated, by_commit)
+    pool = WorktreePool(git, root, generated, by_commit, timings)
     try:
         yield pool
     finally:

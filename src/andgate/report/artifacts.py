@@ -5,13 +5,14 @@ how they are written safely is `folder.py`'s job."""
 from __future__ import annotations
 
 import json
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from andgate.records import PropertyFacts, ReplayStatus
+from andgate.records import PropertyFacts, ReplayStatus, StepTime
 from andgate.report import html as htmlreport
 from andgate.report.context import ReportContext, json_bytes, verdict_payload
 from andgate.report.folder import JUNIT_FILES, VERDICT_FILE, ArtifactsFolder, plain_name
@@ -25,6 +26,8 @@ class Artifacts:
     folder: Path
     written: tuple[Path, ...]
     verdict_json: bytes = b""  # the bytes written to verdict.json, for --json
+    timings: tuple[StepTime, ...] = ()  # the check's steps (timings.json), for --profile
+    seconds: float = 0.0  # what writing these files took
 
 
 class Reporter(Protocol):
@@ -166,6 +169,31 @@ class HtmlPage:
         return htmlreport.render(page)
 
 
+class TimingsJson:
+    """Where the check's wall time went, step by step, up to the verdict (`check
+    --profile` prints it as a table). Steps overlap: a timeline, not a sum."""
+
+    filename = "timings.json"
+
+    def render(self, ctx: ReportContext) -> bytes:
+        steps = list(ctx.timings)
+        end = max((s.started + s.seconds for s in steps), default=0.0)
+        by_kind: dict[str, float] = {}
+        for s in steps:
+            if s.kind != "phase":  # a phase holds the processes and worktrees counted
+                by_kind[s.kind] = by_kind.get(s.kind, 0.0) + s.seconds
+        return json_bytes(
+            {
+                "schema": "andgate.timings/1",
+                "base": ctx.base,
+                "head": ctx.head,
+                "seconds": round(end, 3),
+                "seconds_by_kind": {k: round(v, 3) for k, v in sorted(by_kind.items())},
+                "steps": [s.to_json() for s in steps],
+            }
+        )
+
+
 REPORTERS: tuple[Reporter, ...] = (
     VerdictJson(),
     InventoryJson(),
@@ -173,11 +201,13 @@ REPORTERS: tuple[Reporter, ...] = (
     KnownBadJson(),
     SummaryMarkdown(),
     HtmlPage(),
+    TimingsJson(),
 )
 
 
 def write_artifacts(folder: ArtifactsFolder, ctx: ReportContext) -> Artifacts:
     """Every artifact, verdict.json last: no verdict file unless all the rest was written."""
+    started = time.monotonic()
     top = {r.filename: r.render(ctx) for r in REPORTERS if r.filename != VERDICT_FILE}
     for run, name in JUNIT_FILES.items():
         top[name] = ctx.files.get(f"{run}.junit", EMPTY_JUNIT)
@@ -186,7 +216,8 @@ def write_artifacts(folder: ArtifactsFolder, ctx: ReportContext) -> Artifacts:
         logs["gate_error.log"] = ctx.traceback.encode("utf-8", "backslashreplace")
     verdict = VerdictJson().render(ctx)
     written = folder.write(top, logs, verdict)
-    return Artifacts(folder.path, tuple(written), verdict)
+    seconds = time.monotonic() - started
+    return Artifacts(folder.path, tuple(written), verdict, tuple(ctx.timings), seconds)
 
 
 def merge_junit(documents: Sequence[bytes]) -> bytes | None:

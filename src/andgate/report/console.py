@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the reporters load only when a check has written them
-    from andgate.records import Finding
+    from andgate.records import Finding, StepTime
     from andgate.report.artifacts import Artifacts
     from andgate.verdict import Verdict
 
@@ -54,6 +54,39 @@ def warning_lines(warnings: Sequence[Finding], folder: Path) -> list[str]:
         if len(details) > WARNINGS_SHOWN_PER_CODE:
             more = len(details) - WARNINGS_SHOWN_PER_CODE
             lines.append(f"  warning {code}: and {more} more ({folder}/summary.md lists them)")
+    return lines
+
+
+# How `check --profile` names the kinds of step it sums (records.StepTime.kind)
+KIND_TITLES = {
+    "step": "the gate's own steps",
+    "pytest": "pytest processes",
+    "worktrees": "worktrees made ready or removed",
+}
+
+
+def profile_lines(
+    steps: Sequence[StepTime], artifacts_seconds: float, started_after: float | None = None
+) -> list[str]:
+    """`check --profile`: each step's start and length in order of start (a
+    timeline), then the sums by kind. Steps overlap
+    (processes run `--jobs` at a time, the scan beside the oracle phase), so the
+    sums may exceed the check's time. `started_after`: how long the process ran
+    before the check began (the interpreter's and andgate's start-up), when known."""
+    end = max((s.started + s.seconds for s in steps), default=0.0)
+    lines = [
+        f"andgate: where the check's {end:.2f} s went (timings.json; steps overlap)",
+        f"  {'start':>8} {'seconds':>8}  step",
+    ]
+    lines += [f"  {s.started:>7.2f}s {s.seconds:>7.2f}s  {s.name}" for s in steps]
+    sums: dict[str, float] = {}
+    for s in steps:
+        if s.kind != "phase":  # a phase holds the processes and worktrees summed here
+            sums[s.kind] = sums.get(s.kind, 0.0) + s.seconds
+    parts = [f"{KIND_TITLES.get(k, k)} {v:.2f} s" for k, v in sorted(sums.items())]
+    lines.append(f"  in all: {'; '.join(parts)}; artifacts written in {artifacts_seconds:.2f} s")
+    if started_after is not None:
+        lines.append(f"  before the check: {started_after:.2f} s (Python and andgate starting)")
     return lines
 
 

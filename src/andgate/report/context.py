@@ -16,6 +16,7 @@ from andgate.records import (
     InventoryRecord,
     PropertyFacts,
     ReplayFacts,
+    StepTime,
 )
 from andgate.verdict import SCHEMA, Verdict
 
@@ -43,6 +44,7 @@ class ReportContext:
     disputes_file: str = ""
     generated: Sequence[tuple[str, str]] = ()  # (path, sha256) carried into the worktrees
     known_bad_from: str | None = None  # head, when an owner's approval of head replays its fixtures
+    timings: Sequence[StepTime] = ()  # where the check's time went, up to the verdict
 
 
 def verdict_payload(ctx: ReportContext) -> dict[str, Any]:

@@ -37,6 +37,7 @@ REPORT_FILES = (
     "known_bad.json",
     "summary.md",
     "report.html",
+    "timings.json",
 )
 EMPTY_JUNIT = b'<?xml version="1.0" encoding="utf-8"?><testsuites />\n'
 JUNIT_FILES = {

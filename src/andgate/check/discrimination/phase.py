@@ -482,7 +482,7 @@ def _break(
         ),
         item_timeout=found.plain.limit(ordered, environment.item_timeout),
     )
-    with ctx.pool.lease(ctx.plan.head) as worktree:
+    with ctx.pool.lease(ctx.plan.head, label=request.label) as worktree:
         if worktree.apply_patch(patch) is not None:
             return  # does not apply to head: nothing to learn from it
         if found.out_of_time():

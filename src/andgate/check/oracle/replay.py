@@ -112,7 +112,8 @@ def replay_fixture(
         return ReplayFacts(fixture.name, applied=False, problem=refused)
     patch = scratch / f"known-bad-{index}.patch"
     patch.write_bytes(fixture.patch)
-    with pool.lease(commit, verified=oracle_request.integrity is not None) as worktree:
+    verified = oracle_request.integrity is not None
+    with pool.lease(commit, verified=verified, label=f"known-bad {fixture.name}") as worktree:
         problem = worktree.apply_patch(patch)
         if problem is not None:
             return ReplayFacts(fixture.name, applied=False, problem=_explain(problem))
