@@ -582,6 +582,8 @@ STAGE_OF = (
     ("base-oracle", "base oracle (collect-only)"),
     ("known-bad", "known-bad replays"),
     ("discrimination", "discrimination report"),
+    ("evidence-base", "approval evidence, base's side"),
+    ("evidence-head", "approval evidence, head's side"),
     ("oracle-skips-on-base", "oracle items skipped by code, again on base"),
     ("oracle", "oracle"),
     ("property", "property"),

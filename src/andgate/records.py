@@ -146,6 +146,8 @@ class Reason(enum.StrEnum):
     ORACLE_UNPINNED = "ORACLE_UNPINNED"
     # with require_discriminating_tests: true (else the warning of the same name)
     AGENT_TESTS_DISCRIMINATE_NOTHING = "AGENT_TESTS_DISCRIMINATE_NOTHING"
+    # with block_weakened_oracles: true and no approval of head itself (else the warning)
+    ORACLE_WEAKENED = "ORACLE_WEAKENED"
 
 
 class Warning_(enum.StrEnum):
@@ -163,6 +165,7 @@ class Warning_(enum.StrEnum):
     ORACLE_UNPINNED = "ORACLE_UNPINNED"
     DISPUTE_MOOT = "DISPUTE_MOOT"
     RUNNER_FILE_RESTORED = "RUNNER_FILE_RESTORED"
+    ORACLE_WEAKENED = "ORACLE_WEAKENED"
 
 
 class Bit(enum.StrEnum):
@@ -383,6 +386,68 @@ class DiscriminationFacts:
 
 
 @dataclass(frozen=True)
+class HiddenFailure:
+    """A base oracle item that fails on head's production code while head's edited
+    oracle does not show it: the edit hides the failure."""
+
+    nodeid: str  # base's item
+    failure: str  # how it failed there: outcome and the message's last line
+    on_head: str  # what head has in its place: "passes", or "deleted" (no such item)
+
+
+@dataclass(frozen=True)
+class WeakenedMutant:
+    """A mutant of head's production code that base's oracle kills and head's lets
+    pass: something the edit stops checking."""
+
+    path: str
+    line: int
+    function: str
+    mutation: str  # the changed line, before and after: "`a < b` -> `a <= b`"
+    caught_by: tuple[str, ...]  # base's oracle items that failed under it
+
+
+@dataclass(frozen=True)
+class EvidenceFacts:
+    """What an edit of oracle items gives up (contract section 6, "Approval evidence"):
+    the failures it hides on head's code and the mutants it lets through, with what
+    was tried. Present only when the change edits or deletes oracle items."""
+
+    edited: tuple[str, ...] = ()  # base's oracle items the change edits or deletes
+    files: tuple[str, ...] = ()  # base's oracle files they are in
+    not_measured: str = ""  # why nothing was measured (--no-evidence, a shard), or ""
+    error: str = ""  # what went wrong while measuring: stated, never a GATE_ERROR
+    hidden: tuple[HiddenFailure, ...] = ()
+    hidden_known: bool = True  # False: a side's run without mutants did not end
+    weakened: tuple[WeakenedMutant, ...] = ()
+    functions: tuple[str, ...] = ()  # the production functions mutated, `path::name`
+    mutants: int = 0  # mutants made
+    tried: int = 0  # mutants decided (base's oracle let them pass, or both sides ran)
+    budget: float = 0.0  # seconds
+    seconds: float = 0.0  # what its runs took beyond the check's own (wall time)
+    out_of_budget: bool = False  # the budget ran out before every mutant was decided
+    block: bool = False  # block_weakened_oracles
+
+    @property
+    def left(self) -> int:
+        """Mutants not decided: the budget ran out, or a run failed."""
+        return max(0, self.mutants - self.tried)
+
+    @property
+    def measured(self) -> bool:
+        return not self.not_measured
+
+    @property
+    def complete(self) -> bool:
+        """Every mutant decided and nothing went wrong: "none found" means none."""
+        return self.measured and not self.error and self.hidden_known and self.left == 0
+
+    @property
+    def found(self) -> bool:
+        return bool(self.hidden or self.weakened)
+
+
+@dataclass(frozen=True)
 class FreezeFacts:
     expired: tuple[str, ...] = ()
     invalid: tuple[str, ...] = ()
@@ -451,6 +516,7 @@ class Facts:
     freezes: FreezeFacts | None = None
     untrusted: ClassFacts | None = None
     discrimination: DiscriminationFacts | None = None
+    evidence: EvidenceFacts | None = None  # None: the change edits no oracle item
     disputes: DisputeFacts | None = None  # None: no disputes file was read
     tampered: tuple[Tampering, ...] = ()  # trusted runs that did not run the test side given
     fail_closed_untrusted: bool = True

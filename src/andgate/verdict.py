@@ -23,9 +23,11 @@ from andgate.records import (
     DisputeFacts,
     DisputeOutcome,
     DisputeStatus,
+    EvidenceFacts,
     Facts,
     Finding,
     FreezeFacts,
+    HiddenFailure,
     ItemResult,
     KnownBadFacts,
     LockFacts,
@@ -38,6 +40,7 @@ from andgate.records import (
     Tampering,
     Unpinned,
     Warning_,
+    WeakenedMutant,
 )
 
 SCHEMA = "andgate.verdict/1"
@@ -336,6 +339,61 @@ def discrimination_findings(facts: DiscriminationFacts) -> list[Finding]:
     return [_f(Warning_.AGENT_TESTS_DISCRIMINATE_NOTHING, detail)]
 
 
+# -- approval evidence (contract section 6) ---------------------------------------------------
+
+
+def evidence_findings(facts: EvidenceFacts, changes: ChangeFacts | None) -> list[Finding]:
+    """What an edit of oracle items gives up: ORACLE_WEAKENED for each failure it hides
+    on head's code and each mutant it lets through. A warning; with
+    block_weakened_oracles a block unless an owner approved head itself (the evidence
+    is a function of base and head, so any check of head showed it), also when it was
+    not measured or not complete: what was not tried is not a pass."""
+    details = [hidden_detail(h) for h in facts.hidden]
+    details += [weakened_detail(w) for w in facts.weakened]
+    approved_head = changes is not None and changes.head_approved
+    if not facts.block or approved_head:
+        return [_f(Warning_.ORACLE_WEAKENED, d) for d in details]
+    fix = f"; block_weakened_oracles: {_approval_needed(changes)}"
+    found = [_f(Reason.ORACLE_WEAKENED, d + fix, Bit.AUTHORSHIP) for d in details]
+    if not facts.complete:
+        found.append(_f(Reason.ORACLE_WEAKENED, _unmeasured_detail(facts) + fix, Bit.AUTHORSHIP))
+    return found
+
+
+def hidden_detail(hidden: HiddenFailure) -> str:
+    head = "deletes it" if hidden.on_head == "deleted" else "passes"
+    return (
+        f"{hidden.nodeid}: base's version fails on head's code ({hidden.failure}) and "
+        f"head's edited oracle {head}: the edit hides this failure"
+    )
+
+
+def weakened_detail(mutant: WeakenedMutant) -> str:
+    first, more = mutant.caught_by[0], len(mutant.caught_by) - 1
+    also = f" (and {more} more of base's items)" if more > 0 else ""
+    return (
+        f"{first}: base's version catches the mutant {mutant.path}:{mutant.line} in "
+        f"{mutant.function}, {mutant.mutation}{also}; head's oracle lets it pass"
+    )
+
+
+def _unmeasured_detail(facts: EvidenceFacts) -> str:
+    if facts.not_measured:
+        return f"what the oracle edit gives up was not measured ({facts.not_measured})"
+    if facts.error:
+        return f"what the oracle edit gives up could not be measured: {facts.error}"
+    return (
+        f"{facts.left} of {facts.mutants} mutants were not tried: the evidence budget "
+        f"({facts.budget:g}s) ran out"
+    )
+
+
+def _approval_needed(changes: ChangeFacts | None) -> str:
+    if changes is not None and changes.approved:
+        return "an approval of an earlier commit does not cover it; an owner approves head itself"
+    return "an owner approves head itself, having read this"
+
+
 # -- disputes (contract section 4) ------------------------------------------------------------
 
 REASON_SHOWN = 500  # characters of a dispute's reason in a one-line detail
@@ -478,6 +536,8 @@ def decide(facts: Facts) -> Verdict:
         findings += untrusted_findings(facts.untrusted, facts.fail_closed_untrusted)
     if facts.discrimination is not None:
         findings += discrimination_findings(facts.discrimination)
+    if facts.evidence is not None:
+        findings += evidence_findings(facts.evidence, facts.changes)
     dispute_found, outcomes = judge_disputes(disputes, facts.oracle, facts.changes)
     findings += dispute_found
     reasons = _disputes_first([f for f in findings if isinstance(f.code, Reason)])

@@ -209,7 +209,7 @@ def test_head_is_known_once_the_last_untrusted_process_ended_even_by_an_error():
     def fails() -> None:
         raise RuntimeError("interrupted")
 
-    first, second = beside.watching([lambda: None, fails], {}, waited=2.0)
+    first, second = beside.after(2.0).watching([lambda: None, fails], {})
     first()
     assert calls == []
     with pytest.raises(RuntimeError):

@@ -52,7 +52,9 @@ class FakePytest:
     meanwhile: Any = None
     requests: list[RunRequest] = field(default_factory=list)
 
-    def __call__(self, request: RunRequest, worktree: Path, scratch: Path, timeout: float):
+    def __call__(
+        self, request: RunRequest, worktree: Path, scratch: Path, timeout: float, stop=None
+    ):
         self.requests.append(request)
         reports: dict[str, dict[str, Any]] = {}
         items = []

@@ -50,6 +50,9 @@ MODULES = (
     "property/phase.py",
     "discrimination/phase.py",
     "inventory/phase.py",
+    "evidence/phase.py",
+    "evidence/runs.py",
+    "evidence/sides.py",
 )
 
 
@@ -145,6 +148,9 @@ PHASES = (
     "property/phase.py",
     "discrimination/phase.py",
     "inventory/phase.py",
+    "evidence/phase.py",
+    "evidence/runs.py",
+    "evidence/sides.py",
 )
 # What the pipeline records from the phases' results (`CheckState.record`, `replays`).
 RECORDED = frozenset({"runs", "units_ran", "replays"})

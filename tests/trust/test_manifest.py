@@ -407,18 +407,21 @@ def test_the_keys_of_the_real_project_and_github_issues_parse_with_strict_defaul
     assert default.test_support_globs == ()
     assert default.scrub_env == ()
     assert default.require_discriminating_tests is False
+    assert default.block_weakened_oracles is False
     assert default.approval_sources == ("cli", "env", "github-reviews")
     assert dict(default.production_scan_allow) == {}
     given = parse_manifest(
         MINIMAL
         + 'test_support_globs: ["support/**"]\nscrub_env: ["DEPLOY_*"]\n'
         + "require_discriminating_tests: true\napprovals: {sources: [github-reviews]}\n"
+        + "block_weakened_oracles: true\n"
         + 'production_scan: {allow: {"src/plugin/**": [harness_reference]}}\n',
         "m.yaml",
     )
     assert given.test_support_globs == ("support/**",)
     assert given.scrub_env == ("DEPLOY_*",)
     assert given.require_discriminating_tests is True
+    assert given.block_weakened_oracles is True
     assert given.approval_sources == ("github-reviews",)
     assert {k: sorted(v) for k, v in given.production_scan_allow.items()} == {
         "src/plugin/**": ["harness_reference"]
@@ -429,6 +432,8 @@ def test_the_keys_of_the_real_project_and_github_issues_parse_with_strict_defaul
     "line, fragment",
     [
         ("require_discriminating_tests: 1", "require_discriminating_tests must be true or false"),
+        ("block_weakened_oracles: yes please", "block_weakened_oracles must be true or false"),
+        ("block_weakend_oracles: true", "did you mean 'block_weakened_oracles'?"),
         ("scrub_env: DEPLOY_KEY", "scrub_env must be a list of non-empty strings"),
         ("test_support_globs: [../x]", "must be relative to the repository root"),
         ("approvals: {sources: [slack]}", "unknown source 'slack'"),

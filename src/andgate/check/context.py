@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from andgate.check.plan.trees import Plan
 from andgate.check.state import CheckState, PhaseRuns, RunKey, RunName
@@ -20,6 +21,23 @@ from andgate.process.worktree import WorktreePool
 from andgate.report.artifacts import merge_junit
 from andgate.report.progress import Progress
 from andgate.trust.config import BaseConfig
+
+T = TypeVar("T")
+
+
+class Beside(Protocol):
+    """Runs a phase queues after its own, in its pool (the discrimination report, the
+    approval evidence), told when the phase's own runs end."""
+
+    @property
+    def tasks(self) -> Sequence[Callable[[], None]]: ...
+
+    def watching(
+        self, tasks: list[Callable[[], None]], runs: Mapping[RunKey, RunResult]
+    ) -> list[Callable[[], None]]:
+        """The phase's own tasks, wrapped to say when the last of them ended; `runs`:
+        the phase's, which its tasks fill."""
+        ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -224,9 +242,7 @@ def _of_class(progress_file: str, label: str) -> bool:
     return stem == label or stem.startswith(f"{label}-")
 
 
-def after_last(
-    tasks: list[Callable[[], None]], then: Callable[[], None]
-) -> list[Callable[[], None]]:
+def after_last(tasks: list[Callable[[], T]], then: Callable[[], None]) -> list[Callable[[], T]]:
     """`tasks`, each wrapped so that `then` runs once, when the last of them has ended
     (however it ended); at once when there are none."""
     if not tasks:
@@ -234,10 +250,10 @@ def after_last(
         return tasks
     left, lock = [len(tasks)], threading.Lock()
 
-    def watched(task: Callable[[], None]) -> Callable[[], None]:
-        def run() -> None:
+    def watched(task: Callable[[], T]) -> Callable[[], T]:
+        def run() -> T:
             try:
-                task()
+                return task()
             finally:
                 with lock:
                     left[0] -= 1

@@ -131,6 +131,8 @@ def combine_options(
             approvals=str(o["approvals"]),
             discrimination=bool(o["discrimination"]),
             discrimination_budget=_budget(o["discrimination_budget"]),
+            evidence=bool(o.get("evidence", True)),
+            evidence_budget=_budget(o.get("evidence_budget")),
             split=Split(0, count),
             combine=Combined(key, recorded),
         )

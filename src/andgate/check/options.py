@@ -15,6 +15,10 @@ from andgate.process.requests import DEFAULT_ITEM_TIMEOUT, DEFAULT_TIMEOUT
 from andgate.report.progress import Progress
 from andgate.trust.manifest import DEFAULT_MANIFEST
 
+# Seconds the approval evidence may add to a check (`check.evidence.phase`): a minute
+# buys a few dozen mutants of a small suite, each run on both sides.
+DEFAULT_EVIDENCE_BUDGET = 60.0
+
 
 @dataclass(frozen=True)
 class CheckOptions:
@@ -37,6 +41,9 @@ class CheckOptions:
     # Seconds the report may run on after the classes; None: a quarter of their time, from
     # 5 s to 60 s (`check.discrimination.phase.default_budget`).
     discrimination_budget: float | None = None
+    evidence: bool = True  # what an edit of oracle items gives up (ORACLE_WEAKENED)
+    # Seconds its runs may add to the check (None: DEFAULT_EVIDENCE_BUDGET).
+    evidence_budget: float | None = None
     split: Split | None = None  # --shard I/N: this machine's part only (combine: N)
     combine: Combined | None = None  # `combine`: every unit's result, from the bundles
     # Told the commits as soon as they are resolved (the CLI's first line): which base,
@@ -54,5 +61,7 @@ class CheckOptions:
             "approvals": self.approvals,
             "discrimination": self.discrimination,
             "discrimination_budget": self.discrimination_budget,
+            "evidence": self.evidence,
+            "evidence_budget": self.evidence_budget,
             "item_timeout": self.item_timeout,  # an item's outcome depends on it
         }

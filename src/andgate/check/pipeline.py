@@ -28,6 +28,7 @@ from typing import TypeVar
 
 from andgate.check.context import PhaseContext
 from andgate.check.discrimination.phase import prepare_discrimination, time_waited
+from andgate.check.evidence.phase import prepare_evidence
 from andgate.check.inventory.phase import run_inventory_phase
 from andgate.check.options import CheckOptions
 from andgate.check.oracle.phase import run_oracle_phase
@@ -54,7 +55,7 @@ from andgate.trust.config import BaseConfig, known_bad_fixtures, load_base_confi
 from andgate.trust.disputes import judged, read_disputes
 from andgate.trust.github import approved_logins, approves_head
 from andgate.trust.locks import lock_facts
-from andgate.trust.paths import config_changes
+from andgate.trust.paths import ConfigChanges, config_changes
 from andgate.trust.protected import ProtectedReader
 from andgate.trust.refs import (
     refuse_empty_range,
@@ -164,7 +165,7 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
             trees = (scratch, pool)
             ctx = plan_phases(git, opts, state, config, differs, trees, approved=trusts_head)
         try:
-            _run_phases(ctx, git, opts, changes, before_untrusted=scan.result)
+            _run_phases(ctx, git, opts, (changes, differs), before_untrusted=scan.result)
         finally:
             if pool.journal:  # worktrees rebuilt before a trusted run: the check's log says so
                 text = "\n".join(pool.journal) + "\n"
@@ -262,16 +263,23 @@ def _run_phases(
     ctx: PhaseContext,
     git: Git,
     opts: CheckOptions,
-    changes: list[Change],
+    change: tuple[list[Change], ConfigChanges],
     before_untrusted: Callable[[], object],
 ) -> None:
     """The test phases in order of trust, each in worktrees of the check's pool.
 
     The discrimination report reads its inputs before the oracle phase and makes its
     mutants in a thread beside it; both it and `before_untrusted` (the production
-    scan's end) are waited for before the first untrusted test runs."""
+    scan's end) are waited for before the first untrusted test runs. The approval
+    evidence reads its inputs now too: its trusted runs (base's test side) follow the
+    oracle phase's own, its runs of head's edited oracle files the untrusted class's."""
     state = ctx.state
     step = state.timings.step
+    changes, differs = change
+    with step("approval evidence: reading"):
+        evidence = prepare_evidence(
+            ctx, git, changes, differs, budget=opts.evidence_budget, enabled=opts.evidence
+        )
     started = time.monotonic()  # the discrimination report's default budget is a share
     with step("discrimination report: reading"):
         plan = prepare_discrimination(  # reads now; the rest beside the oracle phase
@@ -284,8 +292,9 @@ def _run_phases(
         )
     planned = in_background("discrimination-plan", plan)
     with step("oracle phase", kind="phase"):
-        oracle = _phase(ctx, run_oracle_phase)
+        oracle = _phase(ctx, lambda own: run_oracle_phase(own, beside=evidence.oracle_side))
     state.record(oracle.runs)
+    evidence.oracle_ran(oracle.runs)
     state.replays = list(oracle.replays)
     state.found = replace(state.found, oracle=oracle.oracle, known_bad=oracle.known_bad)
     with step("property phase", kind="phase"):
@@ -298,14 +307,18 @@ def _run_phases(
     with step("waiting for the production scan"):
         before_untrusted()
     waited = time_waited([oracle.runs.runs, prop.runs.runs], oracle.replays)
+    # The evidence first: an owner deciding on an oracle edit reads it before approving.
+    beside = (evidence.untrusted_side, discrimination.after(waited))
     with step("untrusted phase", kind="phase"):
-        untrusted = _phase(ctx, lambda own: run_untrusted_phase(own, discrimination, waited))
+        untrusted = _phase(ctx, lambda own: run_untrusted_phase(own, beside=beside))
     state.record(untrusted.runs)
     state.found = replace(state.found, untrusted=untrusted.facts)
     state.capture()
     with step("discrimination report"):
         finished = discrimination.finish(untrusted.runs.get(RunName.UNTRUSTED))
     state.found = replace(state.found, discrimination=finished)
+    with step("approval evidence"):
+        state.found = replace(state.found, evidence=evidence.finish())
 
 
 def _phase(ctx: PhaseContext, phase: Callable[[PhaseContext], Outcome]) -> Outcome:

@@ -208,6 +208,7 @@ class CheckState:
             patches=self.patches,
             freezes=self.live_freezes,
             discrimination=self.found.discrimination,
+            evidence=self.found.evidence,
             dispute_sources=self.dispute_sources,
             disputes_file=self.found.disputes.path if self.found.disputes else "",
             generated=self.generated,

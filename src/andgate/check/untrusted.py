@@ -3,10 +3,10 @@ processes, and the frozen_flake class beside it, all in worktrees of head."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from andgate.check.context import PhaseContext
-from andgate.check.discrimination.phase import Discrimination
+from andgate.check.context import Beside, PhaseContext
 from andgate.check.state import PhaseRuns, RunKey, RunName
 from andgate.check.units import FLAKE
 from andgate.plugin.shard import STARTUP_BYTES
@@ -23,13 +23,11 @@ class UntrustedOutcome:
     runs: PhaseRuns
 
 
-def run_untrusted_phase(
-    ctx: PhaseContext, beside: Discrimination | None = None, waited: float = 0.0
-) -> UntrustedOutcome:
+def run_untrusted_phase(ctx: PhaseContext, beside: Sequence[Beside] = ()) -> UntrustedOutcome:
     """The untrusted and frozen_flake classes; `beside`: the discrimination report's
-    runs (the same trust), queued after theirs in the same pool. `waited`: the seconds
-    the earlier phases' runs spent on items that timed out (the report's budget
-    leaves them out)."""
+    runs and the approval evidence's head side (no more trusted), queued after
+    theirs in the same pool, each told the phase's runs when the untrusted class's
+    runs ended."""
     plan, state = ctx.plan, ctx.state
     request = RunRequest(
         "untrusted",
@@ -43,8 +41,8 @@ def run_untrusted_phase(
     tasks = ctx.class_tasks(
         RunName.UNTRUSTED, request, plan.head, plan.untrusted_sizes, last_preload=flake_weight
     )
-    if beside is not None:
-        tasks = beside.watching(tasks, ctx.runs, waited)
+    for other in beside:
+        tasks = other.watching(tasks, ctx.runs)
     if plan.flake_candidates and ctx.mine(FLAKE):
         flake = RunRequest(
             "flake",
@@ -62,7 +60,7 @@ def run_untrusted_phase(
         tasks.append(task)  # after the shards: the last, lighter one ends first and takes it
     ctx.run(
         "untrusted phase",
-        [*tasks, *(beside.tasks if beside is not None else [])],
+        [*tasks, *(task for other in beside for task in other.tasks)],
         counted="untrusted",
     )
     ctx.merge_class(RunName.UNTRUSTED)

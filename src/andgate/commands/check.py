@@ -55,6 +55,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         progress=Progress(sys.stderr, quiet=args.quiet),
         discrimination=not args.no_discrimination,
         discrimination_budget=args.discrimination_budget,
+        evidence=not args.no_evidence,
+        evidence_budget=args.evidence_budget,
         split=args.shard,
         announce=partial(print, file=sys.stderr if args.json else sys.stdout, flush=True),
     )
@@ -148,6 +150,8 @@ def _show(
 
 
 def declare_check(parser: argparse.ArgumentParser) -> None:
+    from andgate.check.options import DEFAULT_EVIDENCE_BUDGET  # only once check is asked for
+
     parser.description = (
         "Run the gate on the change base..head and print the verdict. Exit 0 allow, 1 block, "
         "2 could not run."
@@ -222,6 +226,20 @@ def declare_check(parser: argparse.ArgumentParser) -> None:
         help="seconds the discrimination report may run on after the test classes end; "
         "what it did not get to is reported (default: a quarter of the classes' time, at "
         "least 5, at most 60)",
+    )
+    parser.add_argument(
+        "--no-evidence",
+        action="store_true",
+        help="do not measure what an edit of oracle items gives up (ORACLE_WEAKENED: the "
+        "failures it hides and the mutants it lets through)",
+    )
+    parser.add_argument(
+        "--evidence-budget",
+        type=options.positive_float,
+        default=None,
+        metavar="S",
+        help="seconds the approval evidence may add to the check; what it did not get to is "
+        f"reported (default: {DEFAULT_EVIDENCE_BUDGET:g})",
     )
     parser.add_argument(
         "--shard",

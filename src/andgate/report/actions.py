@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-MAX_ANNOTATIONS = 10  # GitHub shows at most ten error annotations per step
+MAX_ANNOTATIONS = 10  # GitHub shows at most ten error (and ten warning) annotations per step
 SUMMARY_LIMIT = 900 * 1024  # GitHub refuses a step summary over 1 MiB
 REASONS_LIMIT = 64 * 1024
 DETAIL_LIMIT = 1000
@@ -27,6 +27,7 @@ PLAIN_RE = re.compile(r"[A-Za-z0-9_.-]*")  # values safe in the one-line `name=v
 PRIORITY = (
     "ORACLE_DISPUTED",  # the change's own account of its block leads (contract section 4)
     "ORACLE_FAILED",
+    "ORACLE_WEAKENED",  # with block_weakened_oracles: what approving the edit gives up
     "ORACLE_AUTHORSHIP",
     "TRUST_ROOT_CHANGED",
     "PRODUCTION_SUSPICIOUS",
@@ -124,6 +125,39 @@ def annotations(
     return lines
 
 
+# Warnings annotated where the reviewer reads the diff: what an approved (or about to be
+# approved) edit of oracle items gives up, on the edited test's line.
+ANNOTATED_WARNINGS = frozenset({"ORACLE_WEAKENED"})
+
+
+def warning_annotations(
+    warnings: Sequence[Mapping[str, Any]],
+    locations: Mapping[str, tuple[str, int | None]],
+    limit: int = MAX_ANNOTATIONS,
+) -> list[str]:
+    """`::warning` lines for the warnings a reviewer must see before approving, at
+    most `limit`."""
+    chosen = [w for w in warnings if str(w.get("code")) in ANNOTATED_WARNINGS]
+    shown = chosen if len(chosen) <= limit else chosen[: limit - 1]
+    lines = []
+    for warning in shown:
+        code = str(warning.get("code"))
+        path, line = _where(subject_of(warning), locations)
+        detail = str(warning.get("detail", ""))[:DETAIL_LIMIT]
+        lines.append(command("warning", detail, file=path, line=line, title=f"andgate {code}"))
+    if len(chosen) > len(shown):
+        message = f"{len(chosen) - len(shown)} more ORACLE_WEAKENED findings in the job summary"
+        lines.append(command("warning", message, title="andgate"))
+    return lines
+
+
+def annotated(verdict_json: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The reasons and warnings that become annotations: what needs a location."""
+    warnings = verdict_json.get("warnings") or []
+    chosen = [w for w in warnings if str(w.get("code")) in ANNOTATED_WARNINGS]
+    return [*(verdict_json.get("reasons") or []), *chosen]
+
+
 # -- summary and outputs --------------------------------------------------------------
 
 
@@ -193,6 +227,7 @@ def publish(
         return []
     reasons = list(verdict_json.get("reasons") or [])
     lines = annotations(reasons, locations)
+    lines += warning_annotations(list(verdict_json.get("warnings") or []), locations)
     targets: tuple[tuple[str, Callable[[], str]], ...] = (
         ("GITHUB_STEP_SUMMARY", lambda: truncate_summary(summary_md)),
         ("GITHUB_OUTPUT", lambda: _outputs(verdict_json, reasons, artifacts_dir, exit_code)),

@@ -96,7 +96,7 @@ def publish_to_github(verdict: Verdict, artifacts: Artifacts, repo: Path) -> Non
         return
     import json
 
-    from andgate.report.actions import locate, publish, subject_of
+    from andgate.report.actions import annotated, locate, publish, subject_of
 
     payload = json.loads(artifacts.verdict_json)
     summary = (artifacts.folder / "summary.md").read_text(encoding="utf-8", errors="replace")
@@ -107,7 +107,7 @@ def publish_to_github(verdict: Verdict, artifacts: Artifacts, repo: Path) -> Non
         except OSError:
             return None
 
-    locations = {subject_of(r): locate(subject_of(r), read) for r in payload["reasons"]}
+    locations = {subject_of(r): locate(subject_of(r), read) for r in annotated(payload)}
     # Annotations go to stderr, so `check --json > verdict.json` stays JSON: the runner
     # reads workflow commands from stderr as from stdout (actions/runner,
     # src/Runner.Worker/Handlers/ScriptHandler.cs: StepHost.OutputDataReceived and

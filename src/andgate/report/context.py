@@ -13,11 +13,13 @@ from andgate.records import (
     Bit,
     ChangeFacts,
     DiscriminationFacts,
+    EvidenceFacts,
     InventoryRecord,
     PropertyFacts,
     ReplayFacts,
     StepTime,
 )
+from andgate.report.evidence import payload as evidence_payload
 from andgate.verdict import SCHEMA, Verdict
 
 
@@ -39,6 +41,7 @@ class ReportContext:
     patches: Mapping[str, str] = field(default_factory=dict)  # known-bad fixture texts
     freezes: Sequence[Any] = ()  # the live freeze.Freeze entries from base
     discrimination: DiscriminationFacts | None = None
+    evidence: EvidenceFacts | None = None  # None: the change edits no oracle item
     # node id -> disputes.SourceAtBase: each disputed test as base has it
     dispute_sources: Mapping[str, Any] = field(default_factory=dict)
     disputes_file: str = ""
@@ -61,6 +64,7 @@ def verdict_payload(ctx: ReportContext) -> dict[str, Any]:
         "today": ctx.today.isoformat(),
         "approvals": [a.to_json() for a in ctx.approvals],
         "discrimination": _discrimination(ctx.discrimination),
+        "weakened": evidence_payload(ctx.evidence),
         "disputes": [d.to_json() for d in v.disputes],
         "generated_files": [{"path": p, "sha256": d} for p, d in ctx.generated],
     }

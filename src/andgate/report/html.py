@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from andgate.records import EvidenceFacts
+from andgate.report import evidence
 from andgate.report.context import verdict_payload
 from andgate.trust.github import Approval, IgnoredReview
 
@@ -33,6 +35,8 @@ BIT_ORDER = (
     ("untrusted_ok", "untrusted class has no failure"),
 )
 CLASS_KEYS = ("oracle", "property", "frozen_flake", "untrusted")
+HIDDEN_HEADERS = ("base's item", "on head's code", "head's edited oracle")
+WEAKENED_HEADERS = ("where", "function", "mutation", "caught by base's")
 PATCH_LIMIT = 200_000  # characters of one patch shown; the file itself is in the repo
 
 
@@ -98,6 +102,7 @@ class HtmlReport:
     warnings: tuple[ReasonRow, ...] = ()
     disputes: tuple[DisputeRow, ...] = ()
     disputes_file: str = ""
+    evidence: EvidenceFacts | None = None  # what an edit of oracle items gives up
 
     @property
     def decision(self) -> str:
@@ -158,6 +163,7 @@ def build_report(
         case=ctx.changes.case if ctx.changes else "",
         disputes=tuple(_dispute_row(d, ctx.dispute_sources.get(d.nodeid)) for d in v.disputes),
         disputes_file=ctx.disputes_file,
+        evidence=ctx.evidence,
     )
 
 
@@ -211,6 +217,7 @@ def render(report: HtmlReport) -> bytes:
         _banner(report),
         "<main>",
         _meta(report),
+        _evidence(report),
         _disputes(report),
         _checks(report),
         _counts(report),
@@ -265,6 +272,40 @@ def _meta(report: HtmlReport) -> str:
     names = ", ".join(esc(a.login) for a in report.approvals)
     parts.append(f"approved by {names}" if names else "no owner approval")
     return f'<p class="meta">{" · ".join(parts)}</p>'
+
+
+def _evidence(report: HtmlReport) -> str:
+    """Beside the approval line: what the edit of oracle items gives up, or that
+    nothing was found, with what was tried."""
+    facts = report.evidence
+    if facts is None:
+        return ""
+    out = [f"<h2>{esc(evidence.TITLE)}</h2>", f"<p>{esc(evidence.headline(facts))}</p>"]
+    if facts.hidden:
+        rows = [
+            [
+                f"<code>{esc(h.nodeid)}</code>",
+                f"<code>{esc(h.failure)}</code>",
+                "deletes it" if h.on_head == "deleted" else "passes it",
+            ]
+            for h in facts.hidden
+        ]
+        out.append(_table("Failures the edit hides", HIDDEN_HEADERS, rows, ""))
+    if facts.weakened:
+        rows = [
+            [
+                f"<code>{esc(w.path)}:{esc(w.line)}</code>",
+                f"<code>{esc(w.function)}</code>",
+                f"<code>{esc(w.mutation)}</code>",
+                "<br>".join(f"<code>{esc(n)}</code>" for n in w.caught_by),
+            ]
+            for w in facts.weakened
+        ]
+        out.append(_table("Mutants the edit lets through", WEAKENED_HEADERS, rows, ""))
+    if facts.edited:
+        items = ", ".join(f"<code>{esc(n)}</code>" for n in facts.edited)
+        out.append(f"<p class='muted'>Edited or deleted oracle items: {items}</p>")
+    return "".join(out)
 
 
 def _by_bit(report: HtmlReport) -> dict[str | None, list[ReasonRow]]:

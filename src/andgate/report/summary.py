@@ -6,7 +6,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from andgate.records import Bit, DisputeStatus, Finding
+from andgate.records import Bit, DisputeStatus, EvidenceFacts, Finding
+from andgate.report import evidence
 from andgate.report.context import ReportContext
 
 SUMMARY_PER_CODE = 10
@@ -32,6 +33,7 @@ class SummaryMarkdown:
         lines.append(self._header(ctx))
         lines += [
             "",
+            *self._evidence(ctx),
             *self._disputes(ctx),
             *self._reasons(ctx),
             *self._warnings(ctx),
@@ -52,6 +54,21 @@ class SummaryMarkdown:
             if ctx.changes.approved_by:
                 parts.append(f"approved by {', '.join(ctx.changes.approved_by)}")
         return " · ".join(parts)
+
+    def _evidence(self, ctx: ReportContext) -> list[str]:
+        """First, beside the approval line: what the edit of oracle items gives up
+        (failures it hides, mutants it lets through), or that nothing was found, with
+        the numbers; an owner reads it before approving."""
+        facts = ctx.evidence
+        if facts is None:
+            return []
+        lines = [f"## {evidence.TITLE}", "", evidence.headline(facts), ""]
+        lines += _hidden(facts) + _weakened(facts)
+        if facts.edited:
+            shown = ", ".join(_code(n) for n in facts.edited[:SUMMARY_PER_CODE])
+            more = len(facts.edited) - SUMMARY_PER_CODE
+            lines += [f"Edited or deleted: {shown}" + (f" and {more} more" if more > 0 else ""), ""]
+        return lines
 
     def _disputes(self, ctx: ReportContext) -> list[str]:
         """First, when the change disputes oracle tests: each test, its source at base,
@@ -165,6 +182,38 @@ class SummaryMarkdown:
                 *[f"- {_md(name)}" for name in facts.skipped],
             ]
         return [*lines, ""]
+
+
+def _hidden(facts: EvidenceFacts) -> list[str]:
+    if not facts.hidden:
+        return []
+    lines = ["Failures the edit hides (base's version fails on head's code, head's does not):", ""]
+    for h in facts.hidden:
+        head = "deletes it" if h.on_head == "deleted" else "passes it"
+        lines.append(f"- {_code(h.nodeid)}: {_code(h.failure)}; head's edited oracle {head}")
+    return [*lines, ""]
+
+
+def _weakened(facts: EvidenceFacts) -> list[str]:
+    if not facts.weakened:
+        return []
+    lines = [
+        "Mutants the edit lets through (base's oracle catches each, head's lets it pass):",
+        "",
+        "| where | function | mutation | caught by base's |",
+        "|---|---|---|---|",
+    ]
+    for w in facts.weakened:
+        caught = ", ".join(_cell(n) for n in w.caught_by[:3])
+        if len(w.caught_by) > 3:
+            caught += f" and {len(w.caught_by) - 3} more"
+        where = _cell(f"{w.path}:{w.line}")
+        lines.append(f"| {where} | {_cell(w.function)} | {_md(w.mutation)} | {caught} |")
+    return [*lines, ""]
+
+
+def _cell(text: str) -> str:
+    return _code(text).replace("|", "\\|")
 
 
 def _not_run(ctx: ReportContext) -> list[str]:

@@ -237,6 +237,7 @@ MANIFEST_SCHEMA = (
     Key("test_support_globs", _globs, ()),
     Key("scrub_env", _str_list, ()),
     Key("require_discriminating_tests", _bool, False),
+    Key("block_weakened_oracles", _bool, False),
     Key("approvals", _mapping(APPROVALS_SCHEMA), {}),
     Key("generated_files", _globs, ()),
     Key("trust_root_globs", _globs, ()),
@@ -322,6 +323,8 @@ class Manifest:
     test_support_globs: tuple[str, ...] = ()
     scrub_env: tuple[str, ...] = ()
     require_discriminating_tests: bool = False
+    # true: ORACLE_WEAKENED blocks unless an owner approved head itself
+    block_weakened_oracles: bool = False
     # where owners' approvals may come from (cli, env, github-reviews)
     approval_sources: tuple[str, ...] = APPROVAL_SOURCES
     # whether the manifest lists `approvals.sources` itself: under CI, `--approved-by`

@@ -113,12 +113,16 @@ class Source:
 
 
 def mutants_of(
-    path: str, text: str, lines: Container[int] | None = None, limit: int | None = None
+    path: str,
+    text: str,
+    lines: Container[int] | None = None,
+    limit: int | None = None,
+    only: Container[str] | None = None,
 ) -> list[Mutant]:
     """Every mutant of every function in a file, in source order; only those on
-    `lines` and at most `limit` when given (each mutant parses the whole file and
-    diffs it: on a large module, every mutant of it costs seconds). A file that
-    does not parse has none."""
+    `lines`, of the functions `only` names (qualified, `Class.method`) and at most
+    `limit` when given (each mutant parses the whole file and diffs it: on a large
+    module, every mutant of it costs seconds). A file that does not parse has none."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -127,6 +131,8 @@ def mutants_of(
     original = ast.dump(tree)
     mutants: list[Mutant] = []
     for function, node in functions(tree):
+        if only is not None and function not in only:
+            continue
         for edit in sorted(edits_in(node, source), key=lambda e: (e.start, e.end, e.kind)):
             if lines is not None and edit.line not in lines:
                 continue

@@ -210,24 +210,27 @@ class Discrimination:
         tasks: list[Callable[[], None]],
         finish: Callable[[RunResult | None], DiscriminationFacts | None],
         on_head: OnHead = lambda runs, waited: None,
+        waited: float = 0.0,
     ) -> None:
         self.tasks = tasks
         self.finish = finish  # with the untrusted class's run, once the phase ended
         self._on_head = on_head
+        self.waited = waited
+
+    def after(self, waited: float) -> Discrimination:
+        """This report, told the seconds the earlier phases' runs spent on items that
+        timed out (`time_waited`): its default budget leaves them out."""
+        return Discrimination(self.tasks, self.finish, self._on_head, waited)
 
     def watching(
-        self,
-        class_tasks: list[Callable[[], None]],
-        runs: Mapping[RunKey, RunResult],
-        waited: float = 0.0,
+        self, class_tasks: list[Callable[[], None]], runs: Mapping[RunKey, RunResult]
     ) -> list[Callable[[], None]]:
         """The untrusted class's tasks, telling the breakages which items passed on
         head once the last of them ended (the breakages only then stop early).
-        `runs`: the untrusted phase's, which its tasks fill; `waited`: the seconds
-        the earlier phases' runs spent on items that timed out (`time_waited`)."""
+        `runs`: the untrusted phase's, which its tasks fill."""
         if not self.tasks:
             return class_tasks
-        return after_last(class_tasks, lambda: self._on_head(runs, waited))
+        return after_last(class_tasks, lambda: self._on_head(runs, self.waited))
 
 
 Side = tuple[bytes | None, bytes | None]

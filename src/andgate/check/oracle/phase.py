@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from andgate.check.cache import KillerCache
 from andgate.check.context import PhaseContext, after_last
@@ -45,7 +46,24 @@ class OracleOutcome:
     runs: PhaseRuns
 
 
-def run_oracle_phase(ctx: PhaseContext) -> OracleOutcome:
+class OracleBeside(Protocol):
+    """Trusted runs queued after the oracle phase's own (the approval evidence's base
+    side), told when the oracle class's runs ended and when all of the phase's did."""
+
+    @property
+    def tasks(self) -> Sequence[Callable[[], None]]: ...
+
+    def watching_class(
+        self, tasks: list[Callable[[], None]], runs: Mapping[RunKey, RunResult]
+    ) -> list[Callable[[], None]]: ...
+
+    def watching_all(self, tasks: list[Callable[[], object]]) -> list[Callable[[], object]]: ...
+
+
+def run_oracle_phase(ctx: PhaseContext, beside: OracleBeside | None = None) -> OracleOutcome:
+    """`beside`: trusted runs of base's test side against head's production code,
+    queued after the phase's own in its pool (their results are in memory when it
+    returns, before any code the change's tests wrote runs)."""
     plan, state = ctx.plan, ctx.state
     replays: list[ReplayFacts] = []  # appended to by the replay tasks, in any order
     request = RunRequest(
@@ -64,15 +82,21 @@ def run_oracle_phase(ctx: PhaseContext) -> OracleOutcome:
         class_tasks = ctx.class_tasks(
             RunName.ORACLE, request, plan.trusted, plan.oracle_sizes, last_preload=preload
         )
+        if beside is not None:
+            class_tasks = beside.watching_class(class_tasks, ctx.runs)
         tasks += _telling(plain, class_tasks, ctx)
     else:
         plain.ended(())
+        if beside is not None:
+            beside.watching_class([], ctx.runs)
     if base_pin is not None:
         # After the shards, so every shard starts at once: the last one, lighter by the
         # pin's weight, ends first and takes it. Before it, a shard the sizes misjudge
         # (one heavily parametrised file) would wait behind the whole collection.
         tasks.append(base_pin)
     tasks += _replay_tasks(ctx, request, plain, replays)
+    if beside is not None:
+        tasks = [*beside.watching_all(tasks), *beside.tasks]
     ctx.run("oracle phase", tasks, counted="oracle")
     ctx.merge_class(RunName.ORACLE)
     oracle = oracle_facts(

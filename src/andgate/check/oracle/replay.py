@@ -40,7 +40,7 @@ from pathlib import Path
 from andgate.check.cache import KillerCache
 from andgate.check.oracle.replay_order import first_files
 from andgate.process.limits import LATER_FACTOR, PlainRun, later_limit, timed_out_seconds
-from andgate.process.requests import RunRequest
+from andgate.process.requests import RunRequest, Stop
 from andgate.process.run import run_pytest
 from andgate.process.worktree import WorktreePool
 from andgate.records import KnownBadFacts, Outcome, ReplayFacts
@@ -144,17 +144,23 @@ def replay_applied(
     cache: KillerCache | None = None,
     oracle_digest: str = "",
     plain: PlainRun | None = None,
+    label: str | None = None,
+    stop: Stop | None = None,
+    confirm: bool = True,
 ) -> ReplayFacts:
     """The oracle class (likely killers first, `-x`) in a worktree where the fixture
     is already applied (a harvest applies its revert three-way, and replays in the
     same worktree). `plain`: the oracle class's own run on the same tree without
     the fixture (`process.limits`): once it has ended, the items that timed out
-    there are not run, and the item limit comes from what the others took."""
+    there are not run, and the item limit comes from what the others took.
+    `label`: its processes' (default `known-bad <index>`); `stop`: a time budget
+    that ends a running process (the facts then carry its error); `confirm`: a kill by
+    a timeout counts only when the item times out again alone (`_confirm_timeouts`)."""
     cache = cache or KillerCache(None)
     killers = cache.get(fixture.patch, oracle_digest)
     request = replace(
         oracle_request,
-        label=f"known-bad {index}",
+        label=label or f"known-bad {index}",
         exitfirst=True,
         failures_expected=True,
         junit_name=None,
@@ -162,9 +168,10 @@ def replay_applied(
     # Remembered killers name the files that run first; without them, the guess.
     allowed = request.allow_files or ()
     first = _files_of(killers, allowed) or first_files(fixture.patch, worktree, allowed)
-    replay = _Replay(fixture, worktree, scratch, timeout, plain)
+    replay = _Replay(fixture, worktree, scratch, timeout, plain, stop)
     facts = _likely_first(replay, request, first)
-    facts = _confirm_timeouts(replay, request, facts)
+    if confirm:
+        facts = _confirm_timeouts(replay, request, facts)
     if facts.failed and not facts.error:
         cache.put(fixture.patch, oracle_digest, [f for f in facts.failed if "::" in f])
     return facts
@@ -179,6 +186,7 @@ class _Replay:
     scratch: Path
     timeout: float
     plain: PlainRun | None
+    stop: Stop | None = None
 
     def run(self, request: RunRequest, spent: ReplayFacts | None = None) -> ReplayFacts:
         """One pytest process of the replay, its facts added to `spent`'s. Once the
@@ -196,7 +204,7 @@ class _Replay:
                 skip_items=tuple(dict.fromkeys((*request.skip_items, *sorted(hung)))),
                 item_timeout=limit,
             )
-        result = run_pytest(request, self.worktree, self.scratch, self.timeout)
+        result = run_pytest(request, self.worktree, self.scratch, self.timeout, self.stop)
         before = spent or ReplayFacts(self.fixture.name, applied=True)
         facts = ReplayFacts(
             self.fixture.name,

@@ -1,0 +1,1 @@
+"""Approval evidence: what an edit of oracle items gives up (contract section 6)."""
