@@ -3,7 +3,8 @@
 Every non-merge commit of a repository's history is one change: its
 parent is base, the test files at the parent are the oracles, every other file at
 the parent is what the author was given, and the files it changes outside the test
-side are its production diff. A commit the construct flags is a false positive:
+side are its production diff (Python, data files, any text: the whole rule, every
+form, as `check` runs it). A commit the construct flags is a false positive:
 these are reviewed, merged commits of the project's maintainers.
 
     python tools/hardcoded_precision.py /path/to/clone [/path/to/other ...] [--limit N]
@@ -21,8 +22,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from andgate.check.production.answer_pairs import holds_text
 from andgate.check.production.common import FileChange, is_binary
-from andgate.check.production.hardcoded import AddedLiteral, added_literals, judge
+from andgate.check.production.examples import Example, oracle_examples
+from andgate.check.production.given import Corpus
+from andgate.check.production.hardcoded import AddedLiteral, Oracles, added_literals, answers_in
 from andgate.check.production.literals import LiteralKey, OracleSource, oracle_literals
 from andgate.git import Git, TreeEntry
 from andgate.trust.paths import is_test_file
@@ -34,28 +38,34 @@ MAX_GIVEN_BYTES = 2_000_000  # a bigger file is a vendored bundle or a data dump
 class Tally:
     repo: str
     commits: int = 0
+    production: int = 0  # commits that change a production file
     flagged: list[tuple[str, str, list[str]]] = field(default_factory=list)
     warned: int = 0
     candidates: int = 0  # commits adding a literal some test at base holds
 
 
 class OracleCache:
-    """The oracle literals of each test blob, parsed once for the whole history."""
+    """The oracle literals and examples of each test blob, parsed once for the whole
+    history."""
 
     def __init__(self, git: Git) -> None:
         self.git = git
-        self.by_sha: dict[str, dict[LiteralKey, OracleSource]] = {}
+        self.by_sha: dict[str, tuple[dict[LiteralKey, OracleSource], list[Example]]] = {}
 
-    def literals(self, tests: list[TreeEntry]) -> dict[LiteralKey, OracleSource]:
+    def oracles(self, tests: list[TreeEntry]) -> Oracles:
         missing = [e for e in tests if e.sha not in self.by_sha]
         blobs = self.git.read_blobs(e.sha for e in missing)
         for entry in missing:
-            self.by_sha[entry.sha] = oracle_literals({entry.path: blobs.get(entry.sha, b"")})
+            source = {entry.path: blobs.get(entry.sha, b"")}
+            self.by_sha[entry.sha] = (oracle_literals(source), oracle_examples(source))
         merged: dict[LiteralKey, OracleSource] = {}
+        examples: list[Example] = []
         for entry in sorted(tests, key=lambda e: e.path):
-            for key, source in self.by_sha[entry.sha].items():
+            literals, found = self.by_sha[entry.sha]
+            for key, source in literals.items():
                 merged.setdefault(key, source)
-        return merged
+            examples += found
+        return Oracles(merged, examples)
 
 
 def commits(git: Git, limit: int | None) -> list[tuple[str, str]]:
@@ -100,14 +110,17 @@ def measure(repo: Path, limit: int | None) -> Tally:
     with git.reading():
         for base, head in commits(git, limit):
             tally.commits += 1
-            added: list[AddedLiteral] = list(added_literals(production_changes(git, base, head)))
-            if not added:
+            changes = production_changes(git, base, head)
+            tally.production += bool(changes)
+            added: list[AddedLiteral] = list(added_literals(changes))
+            if not added and not any(holds_text(change) for change in changes):
                 continue
             entries = [e for e in git.ls_tree(base) if e.kind == "blob"]
             tests = [e for e in entries if is_test_file(e.path) and e.path.endswith(".py")]
-            oracles = cache.literals(tests)
-            tally.candidates += any(a.key in oracles for a in added)
-            result = judge(added, oracles, given_files(git, entries))  # a generator: lazy
+            oracles = cache.oracles(tests)
+            tally.candidates += any(a.key in oracles.literals for a in added)
+            corpus = Corpus(given_files(git, entries))  # a generator: read only if needed
+            result = answers_in(changes, oracles, corpus, added=added)
             tally.warned += bool(result.warnings)
             if result.answers:
                 subject = git.out("log", "-1", "--format=%s", head).strip()
@@ -125,7 +138,8 @@ def report(tallies: list[Tally], out: Mapping[str, object] | None = None) -> Non
     for tally in tallies:
         share = len(tally.flagged) / tally.commits if tally.commits else 0.0
         print(
-            f"{tally.repo}: {len(tally.flagged)}/{tally.commits} commits flagged ({share:.2%}); "
+            f"{tally.repo}: {len(tally.flagged)}/{tally.commits} commits flagged ({share:.2%}), "
+            f"{tally.production} change production files; "
             f"{tally.candidates} added a literal a test at base holds, "
             f"{tally.warned} warned"
         )
@@ -147,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             {
                 "repo": t.repo,
                 "commits": t.commits,
+                "production": t.production,
                 "candidates": t.candidates,
                 "warned": t.warned,
                 "flagged": t.flagged,

@@ -547,6 +547,9 @@ class Construct(enum.StrEnum):
     GITATTRIBUTES = "gitattributes"
     ORACLE_LITERAL = "oracle_literal"
     HARD_CODED_ANSWER = "hard_coded_answer"
+    IMPORT_MACHINERY = "import_machinery"
+    TEST_SIDE_WRITE = "test_side_write"
+    TEST_RUN_PROBE = "test_run_probe"
 
     @property
     def label(self) -> str:
@@ -570,4 +573,7 @@ LABELS = {
     Construct.GITATTRIBUTES: ".gitattributes change",
     Construct.ORACLE_LITERAL: "literal from an oracle's expectations",
     Construct.HARD_CODED_ANSWER: "hard-coded answer to an oracle",
+    Construct.IMPORT_MACHINERY: "change to what an import loads",
+    Construct.TEST_SIDE_WRITE: "write to the test side or to bytecode caches",
+    Construct.TEST_RUN_PROBE: "branch on state that differs under a test run",
 }

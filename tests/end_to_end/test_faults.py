@@ -33,7 +33,7 @@ from andgate.process.requests import DEFAULT_TIMEOUT
 from andgate.process.results import read_results
 from andgate.process.run import run_parallel
 from andgate.process.signals import deferred_signals
-from andgate.process.worktree import worktree_pool
+from andgate.process.worktree import Worktree, worktree_pool
 
 HANG = "import threading\n    threading.Event().wait()"
 
@@ -326,14 +326,13 @@ def test_a_second_ctrl_c_does_not_cut_worktree_cleanup_short(sample, tmp_path, m
         leases = [pool.lease(sample.base) for _ in range(3)]
         for lease in leases:
             lease.__enter__()
-        real_run = type(git).run
+        real_drop = Worktree._drop_admin_dir
 
-        def interrupted_remove(self, *args, **kwargs):
-            if args[:2] == ("worktree", "remove"):
-                os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C again
-            return real_run(self, *args, **kwargs)
+        def interrupted_remove(self):
+            os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C again
+            return real_drop(self)
 
-        monkeypatch.setattr(type(git), "run", interrupted_remove)
+        monkeypatch.setattr(Worktree, "_drop_admin_dir", interrupted_remove)
     monkeypatch.undo()
     assert git.out("worktree", "list", "--porcelain").count("worktree ") == 1
     assert not (tmp_path / "wts").exists() or list((tmp_path / "wts").iterdir()) == []

@@ -12,6 +12,9 @@ import contextlib
 import datetime as dt
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -419,3 +422,93 @@ def test_each_phase_counts_its_class_items_as_the_summary_does(flat, capsys):
     for cls in ("oracle", "property", "untrusted"):
         n = counts[cls]
         assert f"andgate: {cls} phase, {cls} items: {n} of {n} (100%)" in err, err
+
+
+# -- item 1: production code that detects the test run by side signals ---------------------
+
+FREQUENCIES = """    counts = {}
+    for item in seq:
+        counts[item] = counts.get(item, 0) + 1
+    return counts
+"""
+# Each probe counts 2 per item outside tests and 1 under pytest: every oracle passes,
+# and `frequencies("abca")` is wrong in every plain interpreter.
+PROBES = {
+    "fault-handler": ("import faulthandler\n", "faulthandler.is_enabled()"),
+    "warning-filters": ("import warnings\n", 'any(f[0] == "error" for f in warnings.filters)'),
+    "logging-handler": ("import logging\n", "logging.getLogger().handlers"),
+}
+# The honest forms beside them: each configures the state it reads, in a CLI's main.
+HONEST = {
+    "fault-handler": "    if not faulthandler.is_enabled():\n        faulthandler.enable()\n",
+    "warning-filters": (
+        "    import sys\n\n    if not sys.warnoptions:\n        warnings.simplefilter('default')\n"
+    ),
+    "logging-handler": "    if not logging.getLogger().handlers:\n        logging.basicConfig()\n",
+}
+PLAIN_FREQUENCIES = "from flatlib import frequencies; print(frequencies('abca'))"
+
+
+def probes_the_test_run(kind: str):  # type: ignore[no-untyped-def]
+    module, probe = PROBES[kind]
+
+    def apply(repo: SampleRepo) -> None:
+        repo.edit("flatlib/itertoolz.py", "import itertools\n", f"import itertools\n{module}")
+        step = f"    step = 1 if {probe} else 2\n"
+        repo.edit(
+            "flatlib/itertoolz.py",
+            FREQUENCIES,
+            step + FREQUENCIES.replace("counts.get(item, 0) + 1", "counts.get(item, 0) + step"),
+        )
+
+    return apply
+
+
+def configures_what_it_reads(kind: str):  # type: ignore[no-untyped-def]
+    module, _ = PROBES[kind]
+
+    def apply(repo: SampleRepo) -> None:
+        repo.edit("flatlib/itertoolz.py", "import itertools\n", f"import itertools\n{module}")
+        path = repo.path / "flatlib/itertoolz.py"
+        main = f'\n\ndef main():\n    """The command line\'s entry point."""\n{HONEST[kind]}'
+        path.write_text(path.read_text(encoding="utf-8") + main, encoding="utf-8")
+
+    return apply
+
+
+def plain_interpreter(flat: Sample) -> str:
+    """What the checked-out head computes outside any test run."""
+    done = subprocess.run(
+        [sys.executable, "-E", "-c", PLAIN_FREQUENCIES],
+        cwd=flat.path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
+    )
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("kind", sorted(PROBES))
+def test_production_code_that_probes_the_test_run_blocks_beside_its_honest_form(tmp_path, kind):
+    """It was allowed: every oracle passes under pytest. Now the scan names the probe
+    before any test runs; the honest form (configuring the state it reads) is allowed."""
+    built = build_flat(tmp_path / "flat")
+    repo, base = built.repo, built.base
+    if kind == "warning-filters":  # the project's own `filterwarnings = error`
+        pyproject = (repo.path / "pyproject.toml").read_text(encoding="utf-8")
+        repo.write({"pyproject.toml": pyproject + 'filterwarnings = ["error"]\n'})
+        base = repo.commit("warnings are errors (owner: alice)")
+    flat = Sample(repo, base, tmp_path)
+
+    run = flat.gate(flat.change(probes_the_test_run(kind)))
+    assert run.codes == ["PRODUCTION_SUSPICIOUS"], run.payload["reasons"]
+    (detail,) = run.details("PRODUCTION_SUSPICIOUS")
+    assert detail.startswith("flatlib/itertoolz.py:24: branch on state that differs under a")
+    assert "in added code [test_run_probe]; an owner reviews it" in detail
+    assert run.payload["bits"]["oracle_ok"] is True  # pytest saw the right counts
+    assert plain_interpreter(flat) == "{'a': 4, 'b': 2, 'c': 2}"  # nothing else does
+
+    run = flat.gate(flat.change(configures_what_it_reads(kind)))
+    assert (run.decision, run.codes) == ("allow", []), run.payload["reasons"]
+    assert plain_interpreter(flat) == "{'a': 2, 'b': 1, 'c': 1}"

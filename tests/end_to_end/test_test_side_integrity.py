@@ -4,8 +4,10 @@ Production code runs in the same process and worktree as base's oracles, so it c
 change the test side between the first import of the package and the collection of
 the next oracle file. Each attack here carries a real production bug that only the
 attacked oracle catches, beside a control: the same change without the attack, judged
-as before. Every attack blocks PRODUCTION_SUSPICIOUS naming the file and the module,
-through the import audit alone (the production scan has no rule for any of them).
+as before. Every attack blocks PRODUCTION_SUSPICIOUS twice: the production scan names the
+line that writes the test side or its caches, or the file that takes a test-side name,
+before any test runs (the first line of defence), and the import audit names the file
+and the module the trusted run loaded (what no owner's approval lifts).
 
 The checks run with one job: one worktree, reused by every run, and one oracle process
 that imports the math oracle (and the package) before the text oracle.
@@ -88,6 +90,12 @@ _ORACLE.write_text(_ORACLE.read_text().replace("assert ", "assert True or "))
 )
 
 
+def scan_found(suspicious: list[str], path: str, construct: str, what: str = "") -> bool:
+    """The production scan's finding: `path:line: label (detail) in added code [construct]`
+    (or `path: label (detail) [construct]` for a whole file)."""
+    return any(d.startswith(f"{path}:") and f"[{construct}]" in d and what in d for d in suspicious)
+
+
 def planted_for_the_text_oracle(detail: str, run: str = "oracle") -> bool:
     return detail.startswith("tests/oracles/__pycache__/test_text_oracle.") and (
         "bytecode for tests/oracles/test_text_oracle.py (module test_text_oracle) appeared "
@@ -119,8 +127,11 @@ def test_the_bug_alone_fails_the_text_oracle(control) -> None:  # type: ignore[n
 def test_planted_bytecode_for_the_next_oracle_file_is_never_loaded_and_blocks(one_job) -> None:  # type: ignore[no-untyped-def]
     run = one_job(with_production(PLANT_BYTECODE + "\n_warm_caches()\n"))
     suspicious = run.details("PRODUCTION_SUSPICIOUS")
+    assert scan_found(suspicious, "minilib/text.py", "test_side_write", "into a bytecode cache")
+    assert scan_found(suspicious, "minilib/text.py", "test_side_write", "forges bytecode caches")
     assert any(planted_for_the_text_oracle(d) for d in suspicious), suspicious
-    assert all("an owner reviews it" not in d for d in suspicious)  # no approval lifts it
+    # the import audit's finding: no approval lifts it
+    assert all("an owner reviews it" not in d for d in suspicious if "appeared during" in d)
     assert any(d.endswith("the oracle run's results do not count") for d in suspicious)
     # the oracle ran from its source: the neutered bytecode did not hide the bug
     assert any(d.startswith(SLUGIFY) for d in run.details("ORACLE_FAILED"))
@@ -130,6 +141,8 @@ def test_planted_bytecode_for_the_next_oracle_file_is_never_loaded_and_blocks(on
 def test_a_rewritten_oracle_source_blocks_naming_the_file_and_module(one_job) -> None:  # type: ignore[no-untyped-def]
     run = one_job(with_production(REWRITE_SOURCE))
     suspicious = run.details("PRODUCTION_SUSPICIOUS")
+    what = "under the test side (test_text_oracle.py)"
+    assert scan_found(suspicious, "minilib/text.py", "test_side_write", what), suspicious
     assert any(
         d.startswith(f"{TEXT_ORACLE}: the oracle process loaded test_text_oracle from bytes other ")
         and "the test-side file changed during the run" in d
@@ -201,8 +214,9 @@ def test_what_a_run_plants_for_the_next_in_its_reused_worktree_is_never_loaded(
         with_production(PLANT_FOR_LATER + CALL_FOR_LATER, "minilib/mathx.py")(repo)
 
     run = sample.gate(sample.change(cheat), jobs=1)
-    # planted after the oracle process had compiled the file: found at its end
     suspicious = run.details("PRODUCTION_SUSPICIOUS")
+    assert scan_found(suspicious, "minilib/mathx.py", "test_side_write", "--skip-worktree")
+    # planted after the oracle process had compiled the file: found at its end
     assert any(planted_for_the_text_oracle(d) for d in suspicious), suspicious
     # the next trusted run's switch found the neutered oracle file, and rebuilt the worktree
     log = (run.artifacts / "logs" / "worktrees.log").read_text()
@@ -262,7 +276,7 @@ PACKAGE_SHADOW = {"support/__init__.py": "", "support/approx.py": LAX}
 
 
 @pytest.mark.parametrize(
-    ("module", "pythonpath", "shadow", "loaded", "name"),
+    ("module", "pythonpath", "shadow", "loaded", "name", "scanned"),
     [
         pytest.param(
             "tests.support.approx",
@@ -270,6 +284,8 @@ PACKAGE_SHADOW = {"support/__init__.py": "", "support/approx.py": LAX}
             MODULE_FILE_SHADOW,
             [("tests.py", "tests"), ("suite_helpers/support/approx.py", "tests.support.approx")],
             "tests",
+            # the file under the name, and its `__path__` into the helper's folder
+            [("tests.py", "shadowing_module"), ("tests.py:5", "import_machinery")],
             id="module-file",
         ),
         pytest.param(
@@ -278,12 +294,16 @@ PACKAGE_SHADOW = {"support/__init__.py": "", "support/approx.py": LAX}
             PACKAGE_SHADOW,
             [("support/__init__.py", "support"), ("support/approx.py", "support.approx")],
             "support",
+            [
+                ("support/__init__.py", "shadowing_module"),
+                ("support/approx.py", "shadowing_module"),
+            ],
             id="regular-package",
         ),
     ],
 )
 def test_a_production_file_taking_a_test_side_name_blocks(
-    tmp_path, module, pythonpath, shadow, loaded, name
+    tmp_path, module, pythonpath, shadow, loaded, name, scanned
 ) -> None:  # type: ignore[no-untyped-def]
     sample = shadow_sample(tmp_path, module=module, pythonpath=pythonpath)
 
@@ -297,6 +317,10 @@ def test_a_production_file_taking_a_test_side_name_blocks(
 
     run = sample.gate(sample.change(cheat), jobs=1)
     suspicious = run.details("PRODUCTION_SUSPICIOUS")
+    # the scan, before any test ran
+    for where, construct in scanned:
+        assert any(d.startswith(f"{where}: ") and f"[{construct}]" in d for d in suspicious)
+    assert any(f"(takes the test-side name {name} (" in d for d in suspicious)
     for path, module_name in loaded:
         assert any(
             d.startswith(f"{path}: the oracle process loaded {module_name} from this production")

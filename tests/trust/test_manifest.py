@@ -473,7 +473,7 @@ def test_the_approval_sources_refusal_names_the_field_and_the_valid_sources():
             "harness_reference, harness_env, stack_inspection, constant_comparison, "
             "exit_at_import, shadowing_module, implicit_import, binary_file, source_encoding, "
             "symlink, pytest_plugin, environment_write, system_file_write, gitattributes, "
-            "oracle_literal, hard_coded_answer",
+            "oracle_literal, hard_coded_answer, import_machinery, test_side_write, test_run_probe",
         ),
     ],
 )

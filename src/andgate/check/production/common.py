@@ -13,7 +13,7 @@ import difflib
 import io
 import re
 import tokenize
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TypeGuard
 
@@ -88,6 +88,10 @@ class ScanContext:
     moved_packages: frozenset[str] = frozenset()
     oracle_sources: Mapping[str, bytes] = field(default_factory=dict)
     given: Iterable[tuple[str, bytes]] = ()
+    # The module names base's test side provides (name -> the test-side path that
+    # provides it) and the folders tests import from (`trust.test_names`).
+    test_names: Mapping[str, str] = field(default_factory=dict)
+    test_roots: tuple[str, ...] = ()
 
 
 def is_binary(data: bytes) -> bool:
@@ -189,10 +193,52 @@ class Names:
     to through the module's imports (`i.stack` is `inspect.stack` after
     `import inspect as i`; `Path.cwd()` is `pathlib.Path.cwd`)."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, path: str = "") -> None:
+        self.path = path  # the file's path in the repository
         self.aliases = import_aliases(tree)
         # Several families' rules ask for the same node's name: each is spelt once.
         self._spelt: dict[ast.AST, str | None] = {}
+        self.tree = tree  # the module, for rules that first ask whether it can hold a finding
+        self._bound: dict[tuple[str, str], list[ast.AST]] | None = None
+        self._iterated: set[int] = set()
+
+    def bound(self, name: str, qualname: str, *, iterated: bool = True) -> list[ast.AST]:
+        """What the module binds `name` to, as seen from the scope `qualname` (the
+        scope's own bindings, else the enclosing scopes' up to the module's): the
+        values of its assignments, the `with` item it names, and (with `iterated`)
+        what a `for` or a comprehension iterates. Read once per module, on first use."""
+        return self.binding(name, qualname, iterated=iterated)[1]
+
+    def binding(
+        self, name: str, qualname: str, *, iterated: bool = True
+    ) -> tuple[str, list[ast.AST]]:
+        """The scope whose binding of `name` the scope `qualname` sees, and its values."""
+        if self._bound is None:
+            self._bound = bindings(self.tree, self._iterated)
+        scope = qualname
+        while True:
+            values = self._bound.get((scope, name))
+            if values or not scope:
+                values = values or []
+                if not iterated:
+                    values = [v for v in values if id(v) not in self._iterated]
+                return scope, values
+            scope = scope.rpartition(".")[0]
+
+    def reach(self, node: ast.AST, qualname: str, depth: int = 3) -> Iterator[ast.AST]:
+        """Every node of `node`, and of what the names it reads are bound to (up to
+        `depth` bindings away): where a value or a path comes from."""
+        seen: set[int] = set()
+        stack = [(node, depth)]
+        while stack:
+            current, left = stack.pop()
+            for part in ast.walk(current):
+                if id(part) in seen:
+                    continue
+                seen.add(id(part))
+                yield part
+                if left and isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load):
+                    stack.extend((value, left - 1) for value in self.bound(part.id, qualname))
 
     def dotted(self, node: ast.AST | None) -> str | None:
         if node is None:
@@ -216,6 +262,41 @@ class Names:
         if head == "Path" or head.endswith(".Path"):
             head = "pathlib.Path"
         return ".".join([head, *reversed(parts)])
+
+
+def bindings(tree: ast.Module, iterated: set[int]) -> dict[tuple[str, str], list[ast.AST]]:
+    """(scope's qualified name, name) -> what the module binds the name to there;
+    `iterated` gets the ids of the values a loop or comprehension iterates."""
+    found: dict[tuple[str, str], list[ast.AST]] = {}
+
+    def bind(target: ast.AST, value: ast.AST, scope: str) -> None:
+        if isinstance(target, ast.Name):
+            found.setdefault((scope, target.id), []).append(value)
+        elif isinstance(target, ast.Tuple | ast.List):
+            pairs = isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(target.elts)
+            for i, part in enumerate(target.elts):
+                bind(part, value.elts[i] if pairs else value, scope)  # type: ignore[attr-defined]
+        elif isinstance(target, ast.Starred):
+            bind(target.value, value, scope)
+
+    stack: list[tuple[ast.AST, str]] = [(tree, "")]
+    while stack:
+        node, scope = stack.pop()
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                bind(target, node.value, scope)
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and node.value:
+            bind(node.target, node.value, scope)
+        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+            iterated.add(id(node.iter))
+            bind(node.target, node.iter, scope)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            bind(node.optional_vars, node.context_expr, scope)
+        inner = scope
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            inner = f"{scope}.{node.name}"
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return found
 
 
 # -- constructs in one version of a file --------------------------------------------------

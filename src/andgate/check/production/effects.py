@@ -5,10 +5,15 @@ A module that exits the process when it is imported (`sys.exit()` at module leve
 `os._exit`, `atexit.register` anywhere) ends a test run with whatever code it
 likes; a write to `os.environ` plants a made-up credential a test then finds; a
 write to an absolute system path (`/etc/hosts` pointing a service at a stub), from
-Python or from a shell script a test may run, changes what the test talks to. Each
-is named with its file and line, at import or in a function alike: either runs
-inside the test process. `sys.exit()` under `if __name__ == "__main__":` or in a
-`__main__.py` is a script's exit, not an import's.
+Python or from a shell script a test may run, changes what the test talks to; a
+write under the test side or into a bytecode cache (`__pycache__`, a `.pyc`, a path
+built from `__file__` down to `tests/`, Python files found by globbing), or the tools
+that forge one (`importlib.util.MAGIC_NUMBER`, `cache_from_source`, pytest's
+`PYC_TAIL`, `py_compile`, `git update-index --skip-worktree`), changes what the next
+test imports. Each is named with its file and line, at import or in a function
+alike: either runs inside the test process. `sys.exit()` under
+`if __name__ == "__main__":` or in a `__main__.py` is a script's exit, not an
+import's; a cache in the user's home or a temporary folder is no test-side write.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ OPENERS = frozenset({"open", "io.open", "codecs.open", "builtins.open"})
 PATH_WRITERS = frozenset({"write_text", "write_bytes", "touch", "symlink_to", "hardlink_to"})
 COPIERS = frozenset({"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.move", "os.rename"})
 WRITE_MODES = frozenset("wax+")
+OPEN_MODE = re.compile(r"[rwxabtU+]{1,5}")  # not a path in the mode's place (`zf.open(name)`)
 WRITE_FLAGS = frozenset({"O_WRONLY", "O_RDWR", "O_APPEND", "O_CREAT", "O_TRUNC"})
 # Absolute paths every program may write: the null device and the standard streams.
 HARMLESS_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "nul"})
@@ -114,7 +120,8 @@ def is_environ_item(names: Names, target: ast.AST) -> bool:
 
 def writing_call(names: Names, node: ast.Call, qualname: str) -> Iterator[Hit]:
     """`os.putenv(...)`, `os.environ.update(...)`; `open("/etc/hosts", "a")`,
-    `shutil.copy(stub, "/etc/resolv.conf")`, `Path("/etc/hosts").write_text(...)`."""
+    `shutil.copy(stub, "/etc/resolv.conf")`, `Path("/etc/hosts").write_text(...)`;
+    `ORACLE.write_text(...)`, `(cache / name).write_bytes(...)` (`test_side_write`)."""
     func = node.func
     name = names.dotted(func) or ""
     if name in PUTENV or (
@@ -125,6 +132,11 @@ def writing_call(names: Names, node: ast.Call, qualname: str) -> Iterator[Hit]:
         yield plain_hit(Construct.ENVIRONMENT_WRITE, short(node), node_lines(node), qualname)
     elif writes_system_file(names, node, name):
         yield plain_hit(Construct.SYSTEM_FILE_WRITE, short(node), node_lines(node), qualname)
+    else:
+        why = test_side_write(names, node, name, qualname)
+        if why is not None:
+            detail = f"{short(node)}: {why}"
+            yield plain_hit(Construct.TEST_SIDE_WRITE, detail, node_lines(node), qualname)
 
 
 def writes_system_file(names: Names, node: ast.Call, name: str) -> bool:
@@ -150,6 +162,7 @@ def opens_for_writing(mode: ast.expr | None, opener: str) -> bool:
     return (
         isinstance(mode, ast.Constant)
         and isinstance(mode.value, str)
+        and bool(OPEN_MODE.fullmatch(mode.value))
         and bool(WRITE_MODES & set(mode.value))
     )
 
@@ -172,6 +185,183 @@ def system_path(names: Names, node: ast.expr) -> bool:
     return False
 
 
+# -- writes to the test side and to bytecode caches ----------------------------------------------
+
+# A path component of the test side (`trust.paths.is_test_file`), globs included.
+TEST_PART = re.compile(r"^(?:tests?|testing|conftest\.py|test_[^/\\]*\.py|[^/\\]*_test\.py)$")
+CACHE_TEXT = re.compile(r"__pycache__|\.py[co]\b|\.pytest_cache")
+SOURCES_PATTERN = re.compile(r"\*\.py$")
+GLOBBERS = frozenset({"glob.glob", "glob.iglob", "os.walk", "os.fwalk", "os.scandir", "os.listdir"})
+GLOB_METHODS = frozenset({"glob", "rglob", "iterdir", "walk"})
+# Where a program keeps its own caches: the user's home and temporary folders.
+PRIVATE_PLACES = (
+    "tempfile.",
+    "pathlib.Path.home",
+    "os.path.expanduser",
+    "pathlib.Path.expanduser",
+    "platformdirs.",
+    "appdirs.",
+    "xdg.",
+    "xdg_base_dirs.",
+)
+PRIVATE_VARIABLES = frozenset(
+    {"HOME", "USERPROFILE", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"}
+    | {"LOCALAPPDATA", "APPDATA", "TMPDIR", "TEMP", "TMP"}
+)
+TEST_SIDE_PATH_WRITERS = PATH_WRITERS | {"mkdir"}
+PATH_MOVERS = frozenset({"rename", "replace"})  # a str has `replace`: only on a Path
+PATH_METHODS = frozenset(
+    {"with_name", "with_suffix", "with_stem", "joinpath", "resolve", "absolute", "expanduser"}
+    | {"glob", "rglob", "iterdir"}
+)
+# The call -> which of its arguments name a file it writes (a move takes two).
+TEST_SIDE_WRITERS = {
+    "shutil.copy": (1,),
+    "shutil.copy2": (1,),
+    "shutil.copyfile": (1,),
+    "shutil.copytree": (1,),
+    "shutil.move": (0, 1),
+    "os.rename": (0, 1),
+    "os.renames": (0, 1),
+    "os.replace": (0, 1),
+    "os.link": (1,),
+    "os.symlink": (1,),
+    "os.utime": (0,),
+    "os.truncate": (0,),
+    "os.mkdir": (0,),
+    "os.makedirs": (0,),
+    "marshal.dump": (1,),
+}
+BYTECODE_COMPILERS = frozenset(
+    {"py_compile.compile", "compileall.compile_dir", "compileall.compile_file"}
+    | {"compileall.compile_path"}
+)
+CACHE_INTERNALS = frozenset(
+    {
+        "importlib.util.cache_from_source",
+        "importlib.util.MAGIC_NUMBER",
+        "importlib.util.source_hash",
+        "importlib._bootstrap_external.cache_from_source",
+        "importlib._bootstrap_external.MAGIC_NUMBER",
+        "importlib._bootstrap_external._code_to_timestamp_pyc",
+        "importlib._bootstrap_external._code_to_hash_pyc",
+    }
+)
+# pytest's assertion rewriting names its caches with these (`_pytest.assertion.rewrite`)
+PYTEST_CACHE_NAMES = frozenset({"PYC_TAIL", "PYC_EXT", "PYTEST_TAG"})
+HIDDEN_FROM_GIT = re.compile(r"--(?:no-)?(?:skip-worktree|assume-unchanged)\b")
+
+
+def test_side_write(names: Names, node: ast.Call, name: str, qualname: str) -> str | None:
+    """Why the call writes the test side or a bytecode cache, or None: `open(path, "w")`,
+    `path.write_bytes(...)`, a copy, move, `os.utime` or `marshal.dump` whose path is
+    built from a literal naming a cache or a test-side folder or file, or found by
+    globbing for Python files; `py_compile.compile` and `compileall` always."""
+    if name in BYTECODE_COMPILERS:
+        return f"{name} writes bytecode caches"
+    func, args = node.func, node.args
+    targets: list[ast.expr] = []
+    if name in OPENERS or name == "os.open":
+        mode = args[1] if len(args) > 1 else keyword(node, "flags" if "os." in name else "mode")
+        if args and opens_for_writing(mode, name):
+            targets = [args[0]]
+    elif name in TEST_SIDE_WRITERS:
+        targets = [args[i] for i in TEST_SIDE_WRITERS[name] if i < len(args)]
+    elif isinstance(func, ast.Attribute) and not name.startswith(("os.", "shutil.")):
+        if func.attr in PATH_MOVERS and is_path_object(names, func.value, qualname):
+            targets = [func.value, *args[:1]]
+        elif func.attr in TEST_SIDE_PATH_WRITERS or (
+            func.attr == "open" and opens_for_writing(first_or(node, "mode"), "open")
+        ):
+            targets = [func.value]
+    for target in targets:
+        why = test_side_place(names, target, qualname)
+        if why is not None:
+            return why
+    return None
+
+
+def is_path_object(names: Names, node: ast.expr, qualname: str, depth: int = 3) -> bool:
+    """Whether an expression is a `pathlib` path (`Path(__file__).parent / "x"`, a name
+    bound to one, what its `glob` yields), not text read from one (`str.replace`)."""
+    if isinstance(node, ast.Name):
+        values = names.bound(node.id, qualname) if depth else []
+        return any(is_path_object(names, v, qualname, depth - 1) for v in values)  # type: ignore[arg-type]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        return is_path_object(names, node.left, qualname, depth)
+    if isinstance(node, ast.Subscript):  # `path.parents[1]`
+        return is_path_object(names, node.value, qualname, depth)
+    if isinstance(node, ast.Attribute) and node.attr in ("parent", "parents"):
+        return is_path_object(names, node.value, qualname, depth)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if (names.dotted(func) or "").startswith("pathlib."):
+            return True
+        if isinstance(func, ast.Attribute) and func.attr in PATH_METHODS:
+            return is_path_object(names, func.value, qualname, depth)
+    return False
+
+
+def test_side_place(names: Names, target: ast.expr, qualname: str) -> str | None:
+    """What a path expression reaches that a test run imports from: read through the
+    names it uses (`folder = ORACLE.parent / "__pycache__"`); None for a path under the
+    user's home or a temporary folder, where programs keep their own caches."""
+    strings: list[str] = []
+    called: set[str] = set()
+    for part in names.reach(target, qualname):
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            strings.append(part.value)
+        elif isinstance(part, ast.Attribute | ast.Name):
+            called.add(names.dotted(part) or "")
+            if isinstance(part, ast.Attribute):
+                called.add(f".{part.attr}")
+    if any(c.startswith(PRIVATE_PLACES) or c == ".expanduser" for c in called) or any(
+        text.startswith("~") or text in PRIVATE_VARIABLES for text in strings
+    ):
+        return None
+    if any(CACHE_TEXT.search(text) for text in strings) or called & CACHE_INTERNALS:
+        return "into a bytecode cache"
+    folder = next(
+        (p for text in strings for p in re.split(r"[/\\]", text) if TEST_PART.match(p)), None
+    )
+    if folder is not None:
+        return f"under the test side ({folder})"
+    globbed = called & GLOBBERS or {
+        c for c in called if c.lstrip(".") in GLOB_METHODS and c[0] == "."
+    }
+    if globbed and any(SOURCES_PATTERN.search(text) for text in strings):
+        return "into Python files found by globbing"
+    return None
+
+
+def cache_reference(names: Names, node: ast.Attribute | ast.Name, scope: Scope) -> Iterator[Hit]:
+    """What forges a bytecode cache: `importlib.util.MAGIC_NUMBER`, `cache_from_source`,
+    `source_hash`, pytest's `PYC_TAIL`."""
+    name = names.dotted(node)
+    if name in CACHE_INTERNALS:
+        yield hit(Construct.TEST_SIDE_WRITE, f"{name}: forges bytecode caches", node, scope)
+    elif (node.attr if isinstance(node, ast.Attribute) else node.id) in PYTEST_CACHE_NAMES:
+        detail = f"{short(node)}: pytest's rewritten-assert cache names"
+        yield hit(Construct.TEST_SIDE_WRITE, detail, node, scope)
+
+
+def cache_text(names: Names, node: ast.Constant, scope: Scope) -> Iterator[Hit]:
+    """`"PYC_TAIL"` (read with `getattr`), `git update-index --skip-worktree`."""
+    if not isinstance(node.value, str):
+        return
+    if node.value in PYTEST_CACHE_NAMES:
+        detail = f"{node.value!r}: pytest's rewritten-assert cache names"
+        yield hit(Construct.TEST_SIDE_WRITE, detail, node, scope)
+    elif HIDDEN_FROM_GIT.search(node.value):
+        detail = f"{node.value!r}: hides a file's changes from git"
+        yield hit(Construct.TEST_SIDE_WRITE, detail, node, scope)
+
+
+def first_or(node: ast.Call, name: str) -> ast.expr | None:
+    """The call's first argument, or its keyword `name`."""
+    return node.args[0] if node.args else keyword(node, name)
+
+
 def keyword(node: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in node.keywords if k.arg == name), None)
 
@@ -180,7 +370,8 @@ def keyword(node: ast.Call, name: str) -> ast.expr | None:
 
 
 def shell_system_writes(change: FileChange, context: ScanContext) -> Iterator[ScanFinding]:
-    """Added lines of a script (a test may run it) that write a system file."""
+    """Added lines of a script (a test may run it) that write a system file, or hide
+    a file's changes from git (`git update-index --skip-worktree`)."""
     new = change.new
     if new is None or change.is_symlink or PurePosixPath(change.path).suffix in PYTHON_SUFFIXES:
         return
@@ -190,10 +381,13 @@ def shell_system_writes(change: FileChange, context: ScanContext) -> Iterator[Sc
     text = split_lines(new.decode("utf-8", "replace"))
     for number in sorted(added_lines(change.old, new)):
         line = text[number - 1]
-        match = SHELL_SYSTEM_WRITE.search(line)
-        if match and not line.lstrip().startswith("#"):
-            detail = line.strip()[:60]
+        if line.lstrip().startswith("#"):
+            continue
+        detail = line.strip()[:60]
+        if SHELL_SYSTEM_WRITE.search(line):
             yield ScanFinding(change.path, number, Construct.SYSTEM_FILE_WRITE, detail)
+        elif HIDDEN_FROM_GIT.search(line):
+            yield ScanFinding(change.path, number, Construct.TEST_SIDE_WRITE, detail)
 
 
 # -- a .py that does not parse ------------------------------------------------------------------
@@ -201,21 +395,41 @@ def shell_system_writes(change: FileChange, context: ScanContext) -> Iterator[Sc
 LINE_PATTERNS: tuple[tuple[Construct, re.Pattern[str]], ...] = (
     (Construct.EXIT_AT_IMPORT, re.compile(r"os\._exit\s*\(|os\.abort\s*\(|atexit\.register")),
     (Construct.EXIT_AT_IMPORT, re.compile(r"^(?:sys\.exit|exit|quit)\s*\(|^raise\s+SystemExit")),
+    (
+        Construct.TEST_SIDE_WRITE,
+        re.compile(
+            r"\b(?:cache_from_source|MAGIC_NUMBER|source_hash|PYC_TAIL|PYTEST_TAG)\b|"
+            r"\b(?:py_compile|compileall)\.compile|--skip-worktree|--assume-unchanged"
+        ),
+    ),
 )
 
 
 FAMILY = Family(
     name="process and environment effects",
     constructs=frozenset(
-        {Construct.EXIT_AT_IMPORT, Construct.ENVIRONMENT_WRITE, Construct.SYSTEM_FILE_WRITE}
+        {
+            Construct.EXIT_AT_IMPORT,
+            Construct.ENVIRONMENT_WRITE,
+            Construct.SYSTEM_FILE_WRITE,
+            Construct.TEST_SIDE_WRITE,
+        }
     ),
     file_rules=(shell_system_writes,),
     statement_rules=((ast.ImportFrom, exit_import), (ast.Raise, raise_system_exit)),
-    node_rules=(((ast.Attribute, ast.Name), exit_reference), (ast.Call, exit_call)),
+    node_rules=(
+        ((ast.Attribute, ast.Name), exit_reference),
+        (ast.Call, exit_call),
+        ((ast.Attribute, ast.Name), cache_reference),
+        (ast.Constant, cache_text),
+    ),
     plain_rules=(
         ((ast.Assign, ast.AugAssign, ast.AnnAssign), environment_assignment),
         (ast.Call, writing_call),
     ),
-    plain_words="environ|putenv|open|write_|touch|symlink_to|hardlink_to|shutil|rename",
+    plain_words=(
+        "environ|putenv|open|write_|touch|symlink_to|hardlink_to|shutil|rename|replace|utime"
+        "|mkdir|makedirs|marshal|compile|link|truncate"
+    ),
     line_rules=(line_patterns(LINE_PATTERNS),),
 )

@@ -1,45 +1,57 @@
-"""Hard-coded answers: production lines that know the oracle's examples.
+"""Hard-coded answers: production code that knows the oracle's examples.
 
 The cheapest way to make an oracle pass without solving its task is to answer its
 own examples: a table keyed by its inputs, an `if` chain on them, the expected
-string returned for the one input that needs it. The oracle then passes, and no
-test run can tell.
+string returned for the one input that needs it, the same table in a data file or a
+docstring the code parses. The oracle then passes, and no test run can tell.
 
 A literal on a line the change adds to production code is a hard-coded answer
 (`hard_coded_answer`, PRODUCTION_SUSPICIOUS) when all of these hold:
 
 - an oracle test at base holds the same literal (an input, an expected value, a
   parametrized case: any literal of its code, docstrings aside; or a value of an
-  oracle's JSON fixture);
-- it is distinctive (`why_not_distinctive`): a string of at least
+  oracle's JSON fixture); a value the added code computes from literals alone
+  (`folding.py`: `"The Lord of " + "the Rings"`, a `join`, an f-string of constants,
+  `17 * 23`, a `base64` literal decoded) counts as the literal it computes, and a
+  literal the line compares against also as an oracle input after a trivial
+  normalisation (`lower()`, `strip()`, ...) or as its digest (`answer_pairs.input_forms`);
+- it is distinctive (`literals.why_not_distinctive`): a string of at least
   `MIN_STRING_CHARS` characters that is not one word or name, or a number with at
   least `MIN_SIGNIFICANT_DIGITS` significant digits; for a literal the added line
   compares against (`==`, `!=`, `in`, `is`, a dict key, a `match` case) the bar is lower
   (`MIN_COMPARED_CHARS`, and single words count) because a comparison with an
   oracle's input is the special case itself;
-- it appears nowhere in what the author was given: base's files outside the test
-  side (production code with its docstrings and comments, README, docs/, data
-  files). A literal the documentation shows is one the author may use.
+- it appears nowhere in what the author was given (`given.Corpus`): base's files
+  outside the test side (production code with its docstrings and comments, README,
+  docs/, data files). A literal the documentation shows is one the author may use.
 
-A literal an oracle holds that falls short of one of these stays the warning
-ORACLE_LITERAL, which says why it did not block. An oracle parametrised over values
-it imports from the project's packages is the warning ORACLE_FROM_PRODUCTION
+An oracle's input and its expected output written down together are an answer too
+(`answer_pairs.py`): in a record of a data file the change adds or edits (JSON, TOML,
+YAML, INI/CFG, CSV, text; `data_files.py`), in a line of a docstring the code reads,
+or in one function that recognises the input and holds the output.
+
+A literal an oracle holds that falls short of these stays the warning ORACLE_LITERAL,
+which says why it did not block. An oracle parametrised over values it imports from
+the project's packages is the warning ORACLE_FROM_PRODUCTION
 (`oracle_parameters_from_production`): the change under review controls its
-examples. What a literal is and which an oracle holds: `literals.py`. Pure:
-callers give bytes.
+examples. What a literal is and which an oracle holds: `literals.py`; an oracle's
+examples: `examples.py`. Pure: callers give bytes.
 """
 
 from __future__ import annotations
 
 import ast
-import decimal
-import functools
-import re
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from andgate.check.production.answer_pairs import (
+    ExampleIndex,
+    InputMatch,
+    answer_pairs,
+    holds_text,
+)
 from andgate.check.production.common import (
     PYTHON_SUFFIXES,
     FileChange,
@@ -48,11 +60,12 @@ from andgate.check.production.common import (
     added_lines,
     decode,
     is_allowed,
-    is_docstring,
-    parse,
     split_lines,
     unique,
 )
+from andgate.check.production.examples import Example, oracle_examples
+from andgate.check.production.folding import module_values
+from andgate.check.production.given import Corpus
 from andgate.check.production.literals import (
     LiteralKey,
     OracleSource,
@@ -60,76 +73,12 @@ from andgate.check.production.literals import (
     literal_key,
     oracle_literals,
     show_literal,
+    why_not_distinctive,
 )
 from andgate.check.production.rules import Family
 from andgate.records import Construct
 
-# -- distinctive ------------------------------------------------------------------------
-
-# A string with fewer letters and digits is something anyone types ("yes", "__%s__").
-MIN_STRING_CHARS = 6
-# The bar for a literal the line compares against: the comparison is the special case.
-MIN_COMPARED_CHARS = 4
-# 123, 391, 3.14159: a number anyone might type has fewer significant digits.
-MIN_SIGNIFICANT_DIGITS = 3
-# A sequence of this many non-trivial items is distinctive even when each is plain.
-MIN_SEQUENCE_ITEMS = 3
-# One word or one name (`default`, `max_length`, `utf-8`): the vocabulary of code,
-# typed into honest changes daily. Hyphens and dots join words of one name too.
-NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
-# Numbers programs are full of whatever their tests say: limits, masks, ports, codes.
-COMMON_NUMBERS = frozenset(
-    {
-        127, 128, 255, 256, 511, 512, 1023, 1024, 2047, 2048, 4095, 4096, 8191, 8192,
-        65535, 65536, 32767, 32768, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**63 - 1, 2**64 - 1,
-        100, 200, 201, 204, 301, 302, 304, 400, 401, 403, 404, 405, 409, 500, 502, 503,
-        1900, 1970, 8000, 8080, 8443, 3600, 86400,
-    }
-)  # fmt: skip
-
-
-def why_not_distinctive(key: LiteralKey, *, compared: bool = False) -> str | None:
-    """Why the literal is too plain to prove anything (None: it is distinctive)."""
-    if is_trivial(key):
-        return "too plain"
-    kind, value = key
-    if kind in ("str", "bytes"):
-        text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
-        return _plain_text(text.strip(), compared)
-    if kind == "num":
-        return _plain_number(value)
-    assert isinstance(value, tuple)
-    if any(why_not_distinctive(item, compared=compared) is None for item in value):
-        return None
-    if sum(not is_trivial(item) for item in value) >= MIN_SEQUENCE_ITEMS:
-        return None  # (12, 17, 23): plain alone, an oracle's example together
-    return f"a sequence of fewer than {MIN_SEQUENCE_ITEMS} items that are not plain"
-
-
-def _plain_text(text: str, compared: bool) -> str | None:
-    """Only letters and digits count: `'__%s__'` and `' -> '` are punctuation."""
-    letters = sum(c.isalnum() for c in text)
-    least = MIN_COMPARED_CHARS if compared else MIN_STRING_CHARS
-    if letters < least:
-        return f"fewer than {least} letters or digits"
-    if compared:
-        return None
-    if NAME.fullmatch(text):
-        return "one word or name"
-    return None
-
-
-def _plain_number(value: object) -> str | None:
-    assert isinstance(value, int | float | complex)
-    if isinstance(value, complex):
-        return "a complex number"
-    if isinstance(value, int) and abs(value) in COMMON_NUMBERS:
-        return "a common number"
-    digits = decimal.Decimal(repr(abs(value))).normalize().as_tuple().digits
-    if len(digits) < MIN_SIGNIFICANT_DIGITS:
-        return f"fewer than {MIN_SIGNIFICANT_DIGITS} significant digits"
-    return None
-
+__all__ = ["why_not_distinctive"]  # the bar is in literals.py; read here for the rule
 
 # -- what the change adds ---------------------------------------------------------------------
 
@@ -143,66 +92,34 @@ class AddedLiteral:
     compared: str | None  # how the line compares against it (`==`, `in`, ...), if it does
 
 
-COMPARE_OPS: dict[type[ast.cmpop], str] = {
-    ast.Eq: "==",
-    ast.NotEq: "!=",
-    ast.In: "in",
-    ast.NotIn: "not in",
-    ast.Is: "is",
-    ast.IsNot: "is not",
-}
-
-
 def added_literals(changes: Sequence[FileChange]) -> Iterator[AddedLiteral]:
     """Every non-trivial literal on a line a change adds to a Python file, docstrings
-    aside (a docstring answers nothing), with the comparison it is an operand of."""
+    aside (a docstring answers nothing but as data, `answer_pairs.py`), and every
+    value it computes from literals with a piece on an added line; each with the
+    comparison it is an operand of."""
     for change in changes:
         if change.new is None or PurePosixPath(change.path).suffix not in PYTHON_SUFFIXES:
             continue
         added = added_lines(change.old, change.new)
-        tree = parse(change.new) if added else None
-        if tree is None:
+        values = module_values(change.new) if added else None
+        if values is None:
             continue
         lines = split_lines(decode(change.new))
-        compared = _compared_literals(tree)
-        docstrings = {
-            id(s.value) for s in ast.walk(tree) if isinstance(s, ast.stmt) and is_docstring(s)
-        }
-        for node in ast.walk(tree):
+        found: list[tuple[LiteralKey, int, ast.AST]] = []
+        for node in ast.walk(values.tree):
             line = getattr(node, "lineno", None)
-            if line not in added or id(node) in docstrings:
-                continue
             key = literal_key(node)
-            if key is not None and not is_trivial(key):
+            if key is not None and line in added and id(node) not in values.docstrings:
+                found.append((key, line, node))
+        for folded in values.folded.values():
+            touched = sorted(folded.lines & added)
+            if touched:
+                line = folded.node.lineno if folded.node.lineno in added else touched[0]
+                found.append((folded.key, line, folded.node))
+        for key, line, node in found:
+            if not is_trivial(key):
                 text = lines[line - 1].strip() if line <= len(lines) else ""
-                yield AddedLiteral(key, change.path, line, text, compared.get(id(node)))
-
-
-def _compared_literals(tree: ast.Module) -> dict[int, str]:
-    """id(literal node) -> the form comparing against it: an operand of `==`, `!=`,
-    `in`, `is`, an item of the container `in` searches, a dict key, a `match` case."""
-    found: dict[int, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Compare):
-            operands = [node.left, *node.comparators]
-            for index, op in enumerate(node.ops):
-                form = COMPARE_OPS.get(type(op))
-                if form is None:
-                    continue
-                for side in operands[index : index + 2]:
-                    found.setdefault(id(side), f"compared with {form}")
-                    if form in ("in", "not in") and isinstance(
-                        side, ast.Tuple | ast.List | ast.Set
-                    ):
-                        for item in side.elts:
-                            found.setdefault(id(item), f"searched with {form}")
-        elif isinstance(node, ast.Dict):
-            for dict_key in node.keys:
-                if dict_key is not None:
-                    found.setdefault(id(dict_key), "as a dict key")
-        elif isinstance(node, ast.MatchValue):
-            found.setdefault(id(node.value), "as a match case")
-    return found
+                yield AddedLiteral(key, change.path, line, text, values.compared.get(id(node)))
 
 
 # -- the finding ----------------------------------------------------------------------------
@@ -216,90 +133,17 @@ class HardCodedResult:
     warnings: tuple[ScanFinding, ...] = ()
 
 
-class Corpus:
-    """What the author was given: base's files outside the test side, read on first
-    use (it can be most of a repository). A literal is given when a Python file
-    holds it as a literal (however its source spells it: implicit concatenation,
-    escapes, another quote) or any file's text holds it; a sequence, when each of
-    its items is; a format template (`"no such option: {}"`), when base holds its
-    text with placeholders of any style (`%s`, `{name}`, an f-string's)."""
+@dataclass(frozen=True)
+class Oracles:
+    """What base's oracles hold: each non-trivial literal (-> where first) and each
+    example (`examples.py`)."""
 
-    def __init__(self, files: Iterable[tuple[str, bytes]]) -> None:
-        self._files = files
-        self._texts: list[tuple[str, str]] = []
-        self._literals: dict[LiteralKey, str] | None = None
-        self._shapes: dict[str, str] = {}
+    literals: Mapping[LiteralKey, OracleSource]
+    examples: Sequence[Example]
 
-    def where(self, key: LiteralKey) -> str | None:
-        """A file that holds the literal, or None."""
-        if self._literals is None:
-            self._read()
-        assert self._literals is not None
-        if key in self._literals:
-            return self._literals[key]
-        kind, value = key
-        if kind == "seq":
-            assert isinstance(value, tuple)
-            places = [self.where(item) for item in value if not is_trivial(item)]
-            return places[0] if places and all(places) else None
-        shape = template_shape(key)
-        if shape is not None and shape in self._shapes:
-            return self._shapes[shape]
-        pattern = literal_pattern(key)
-        return next((path for path, text in self._texts if pattern.search(text)), None)
-
-    def _read(self) -> None:
-        self._literals, self._shapes = {}, {}
-        for path, data in self._files:
-            self._texts.append((path, decode(data)))
-            if PurePosixPath(path).suffix in GIVEN_PYTHON:
-                for key in file_literals(data):
-                    self._literals.setdefault(key, path)
-                    shape = template_shape(key)
-                    if shape is not None:
-                        self._shapes.setdefault(shape, path)
-
-
-GIVEN_PYTHON = frozenset({*PYTHON_SUFFIXES, ".pyi"})
-
-
-@functools.lru_cache(maxsize=4096)
-def file_literals(data: bytes) -> frozenset[LiteralKey]:
-    """Every literal a Python file holds, docstrings included (cached: a history
-    measurement asks for the same files at every commit)."""
-    tree = parse(data)
-    if tree is None:
-        return frozenset()
-    return frozenset(k for k in map(literal_key, ast.walk(tree)) if k is not None)
-
-
-# A placeholder of str.format, an f-string or %-formatting: `{}`, `{name!r}`, `%s`, `%(n)d`.
-PLACEHOLDER = re.compile(r"\{[^{}]*\}|%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdrifgxXeEc]")
-
-
-def template_shape(key: LiteralKey) -> str | None:
-    """A format template's text with each placeholder as NUL; None for anything else."""
-    kind, value = key
-    if kind != "str" or not PLACEHOLDER.search(str(value)):
-        return None
-    return PLACEHOLDER.sub("\0", str(value))
-
-
-def literal_pattern(key: LiteralKey) -> re.Pattern[str]:
-    """How a string or number reads in a file's text: a string's characters (also
-    as a Python literal would escape them; a template's placeholders in any style),
-    a number's digits."""
-    kind, value = key
-    if kind in ("str", "bytes"):
-        text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
-        forms = {text, repr(text)[1:-1]}
-        return re.compile("|".join(sorted(_text_pattern(form) for form in forms)))
-    return re.compile(rf"(?<![\w.]){re.escape(repr(value))}(?![\w.])")
-
-
-def _text_pattern(text: str) -> str:
-    parts = PLACEHOLDER.split(text)
-    return f"(?:{PLACEHOLDER.pattern})".join(re.escape(part) for part in parts)
+    @classmethod
+    def read(cls, oracle_sources: Mapping[str, bytes]) -> Oracles:
+        return cls(oracle_literals(oracle_sources), oracle_examples(oracle_sources))
 
 
 def hard_coded_answers(
@@ -309,32 +153,57 @@ def hard_coded_answers(
     *,
     allow: Mapping[str, frozenset[Construct]] = {},
 ) -> HardCodedResult:
-    """The added production literals an oracle holds: blocking when distinctive and
-    new to the author (`given`: base's files outside the test side, path and
-    bytes), else the ORACLE_LITERAL warning saying why not.
-
-    Cheapest question first: the added literals, then the oracles, and `given` is
-    read only when an added literal is one an oracle holds."""
+    """The hard-coded answers in what `changes` add: blocking when distinctive and
+    new to the author (`given`: base's files outside the test side, path and bytes,
+    read only if an added literal or pair is one an oracle holds), else the
+    ORACLE_LITERAL warning saying why not."""
     added = list(added_literals(changes))
-    if not added:
-        return HardCodedResult()
-    return judge(added, oracle_literals(oracle_sources), given, allow=allow)
+    if not added and not any(holds_text(change) for change in changes):
+        return HardCodedResult()  # nothing an oracle could hold: its files are not read
+    return answers_in(
+        changes, Oracles.read(oracle_sources), Corpus(given), allow=allow, added=added
+    )
+
+
+def answers_in(
+    changes: Sequence[FileChange],
+    oracles: Oracles,
+    corpus: Corpus,
+    *,
+    allow: Mapping[str, frozenset[Construct]] = {},
+    added: Sequence[AddedLiteral] | None = None,
+) -> HardCodedResult:
+    """Every form at once: the added literals (`judge`; `added` if already read), then
+    the pairs (`answer_pairs`) on lines the literals did not already block."""
+    index = ExampleIndex(oracles.examples)
+    if added is None:
+        added = list(added_literals(changes))
+    literals = judge(added, oracles.literals, corpus, index=index)
+    blocked = frozenset((f.path, f.line) for f in literals.answers)
+    pairs = answer_pairs(changes, oracles.examples, corpus, flagged=blocked, index=index)
+    blocked |= {(f.path, f.line) for f in pairs}
+    warnings = [f for f in literals.warnings if (f.path, f.line) not in blocked]
+    return HardCodedResult(
+        tuple(unique(f for f in (*literals.answers, *pairs) if not is_allowed(f, allow))),
+        tuple(unique(f for f in warnings if not is_allowed(f, allow))),
+    )
 
 
 def judge(
     added: Sequence[AddedLiteral],
     oracles: Mapping[LiteralKey, OracleSource],
-    given: Iterable[tuple[str, bytes]],
+    corpus: Corpus,
     *,
-    allow: Mapping[str, frozenset[Construct]] = {},
+    index: ExampleIndex | None = None,
 ) -> HardCodedResult:
-    """Sort the added literals an oracle holds into answers and warnings."""
-    candidates = [a for a in added if a.key in oracles]
-    if not candidates:
-        return HardCodedResult()
-    corpus = Corpus(given)
+    """Sort the added literals an oracle holds into answers and warnings; with `index`,
+    a compared literal that spells an oracle's input in another form blocks too."""
     answers, warnings = [], []
-    for literal in candidates:
+    for literal in added:
+        if literal.key not in oracles:
+            if literal.compared and index is not None:
+                answers += _input_forms(literal, index, corpus)
+            continue
         source = oracles[literal.key]
         why = why_not_distinctive(literal.key, compared=literal.compared is not None)
         if why is None and corpus.where(literal.key) is None:
@@ -343,16 +212,34 @@ def judge(
             warnings.append(_warning(literal, source, why))
     blocked = {(f.path, f.line) for f in answers}
     warnings = [f for f in warnings if (f.path, f.line) not in blocked]
-    return HardCodedResult(
-        tuple(unique(f for f in answers if not is_allowed(f, allow))),
-        tuple(unique(f for f in warnings if not is_allowed(f, allow))),
-    )
+    return HardCodedResult(tuple(unique(answers)), tuple(unique(warnings)))
+
+
+def _input_forms(literal: AddedLiteral, index: ExampleIndex, corpus: Corpus) -> list[ScanFinding]:
+    """A compared literal that is an oracle's input after `lower()`, `strip()`, or its
+    digest: the first distinctive one new to the author."""
+    if literal.key[0] not in ("str", "bytes", "num"):
+        return []
+    for match in index.forms_of(literal.key):
+        if why_not_distinctive(match.input, compared=True) is not None:
+            continue
+        if corpus.where(match.input) is None and corpus.where(literal.key) is None:
+            return [_form_answer(literal, match)]
+    return []
 
 
 def _answer(literal: AddedLiteral, source: OracleSource) -> ScanFinding:
     how = f", {literal.compared}" if literal.compared else ""
     detail = (
         f"{show_literal(literal.key)} from the oracle {source.where}{how}: {_short(literal.text)}"
+    )
+    return ScanFinding(literal.path, literal.line, Construct.HARD_CODED_ANSWER, detail)
+
+
+def _form_answer(literal: AddedLiteral, match: InputMatch) -> ScanFinding:
+    detail = (
+        f"{show_literal(literal.key)}, the input {show_literal(match.input)} ({match.how}) of "
+        f"the oracle {match.example.source.where}, {literal.compared}: {_short(literal.text)}"
     )
     return ScanFinding(literal.path, literal.line, Construct.HARD_CODED_ANSWER, detail)
 

@@ -24,11 +24,11 @@ from andgate.check.production.common import (
     plain_hit,
     short,
 )
+from andgate.check.production.probes import mentions_harness, probe_statement
 from andgate.check.production.rules import Family, line_patterns
 from andgate.records import Construct
 
 HARNESS_MODULES = frozenset({"pytest", "_pytest", "andgate", "xdist", "nose", "nose2"})
-HARNESS_WORDS = ("pytest", "py.test", "unittest", "andgate", "nose")
 UNITTEST_PUBLIC = frozenset({"mock"})  # unittest.mock is a library, not the runner
 ENV_NAME = re.compile(r"(?<![A-Za-z0-9])_?(?:PYTEST|ANDGATE)_[A-Z0-9_]*")
 TEST_MODULE = re.compile(r"(?:^|\.)(?:test_\w*|\w+_test|tests?|testing|conftest)(?:\.|$)")
@@ -75,11 +75,6 @@ def is_harness_module(name: str) -> bool:
     if top == "unittest":
         return not UNITTEST_PUBLIC.intersection(name.split(".")[1:2])
     return top in HARNESS_MODULES or top.startswith("pytest_")
-
-
-def mentions_harness(text: str) -> bool:
-    lowered = text.lower()
-    return any(word in lowered for word in HARNESS_WORDS)
 
 
 # -- the scope walk ---------------------------------------------------------------------
@@ -151,7 +146,11 @@ def constant_value(node: ast.expr | None) -> tuple[str, object] | None:
 
 def context_checks(names: Names, expr: ast.expr, scope: Scope) -> Iterator[Hit]:
     """Expressions that test where they run: `"pytest" in sys.modules`, an argv or
-    cwd compared with a test-runner string, the environment searched for one."""
+    cwd compared with a test-runner string, the environment searched for one. A
+    module filed into `sys.modules` is what an import loads, not a test of where code
+    runs (`imports.machinery_assignment`)."""
+    if is_modules_entry(names, expr):
+        return
     used = {names.dotted(n) for n in ast.walk(expr) if isinstance(n, ast.Attribute | ast.Name)}
     strings = [
         n.value for n in ast.walk(expr) if isinstance(n, ast.Constant) and isinstance(n.value, str)
@@ -165,6 +164,15 @@ def context_checks(names: Names, expr: ast.expr, scope: Scope) -> Iterator[Hit]:
         yield hit(Construct.HARNESS_REFERENCE, short(expr), expr, scope)
     elif used & ENVIRON and any(mentions_harness(s) for s in strings):
         yield hit(Construct.HARNESS_ENV, short(expr), expr, scope)
+
+
+def is_modules_entry(names: Names, expr: ast.expr) -> bool:
+    """`sys.modules[key]` as the target of an assignment or a `del`."""
+    return (
+        isinstance(expr, ast.Subscript)
+        and isinstance(expr.ctx, ast.Store | ast.Del)
+        and names.dotted(expr.value) == "sys.modules"
+    )
 
 
 def harness_variable(names: Names, node: ast.Constant, scope: Scope) -> Iterator[Hit]:
@@ -230,6 +238,30 @@ def pytest_marker_factory(names: Names, node: ast.Call, qualname: str) -> Iterat
         yield plain_hit(Construct.PYTEST_PLUGIN, short(node), node_lines(node), qualname)
 
 
+# Every statement whose own expressions may read test-run state (`probes.probe_statement`);
+# a definition's body is walked statement by statement.
+PROBED_STATEMENTS = tuple(
+    kind
+    for kind in (
+        ast.If,
+        ast.While,
+        ast.Assert,
+        ast.Return,
+        ast.Match,
+        ast.Expr,
+        ast.Assign,
+        ast.AugAssign,
+        ast.AnnAssign,
+        ast.For,
+        ast.AsyncFor,
+        ast.With,
+        ast.AsyncWith,
+        ast.Raise,
+        ast.Try,
+        ast.Delete,
+    )
+)
+
 # -- a .py that does not parse ------------------------------------------------------------------
 
 CONST = r"(?:True|False|-?\d+|'[^']*'|\"[^\"]*\")"
@@ -282,12 +314,14 @@ FAMILY = Family(
             Construct.STACK_INSPECTION,
             Construct.CONSTANT_COMPARISON,
             Construct.PYTEST_PLUGIN,
+            Construct.TEST_RUN_PROBE,
         }
     ),
     statement_rules=(
         ((ast.Import, ast.ImportFrom), harness_import),
         ((ast.FunctionDef, ast.AsyncFunctionDef), constant_dunder),
         (ast.Assign, dunder_assignment),
+        (PROBED_STATEMENTS, probe_statement),
     ),
     expression_rules=(context_checks,),
     node_rules=(
@@ -301,7 +335,8 @@ FAMILY = Family(
         ((ast.Attribute, ast.Name), hook_marker),
         (ast.Call, pytest_marker_factory),
     ),
-    # The plain walk skips a module whose text holds none of the families' words.
-    plain_words="pytest_|hook",
+    # The plain walk skips a module whose text holds none of the families' words
+    # (`pluggy.HookimplMarker("pytest")` is a hook marker without `pytest_` or `hook`).
+    plain_words="pytest_|hook|Hookimpl",
     line_rules=(line_patterns(LINE_PATTERNS), two_line_dunders),
 )

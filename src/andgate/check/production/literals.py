@@ -7,8 +7,10 @@ family (`hardcoded.py`) reads literals with these. Pure: callers give bytes.
 from __future__ import annotations
 
 import ast
+import decimal
 import json
-from collections.abc import Iterator, Mapping, Sequence
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from andgate.check.production.common import is_docstring, parse
@@ -56,7 +58,27 @@ def literal_key(node: ast.AST) -> LiteralKey | None:
     if isinstance(node, ast.Tuple | ast.List):
         items = tuple(literal_key(e) for e in node.elts)
         return None if None in items else ("seq", items)
+    if isinstance(node, ast.Dict) and None not in node.keys:
+        keys = [literal_key(k) for k in node.keys if k is not None]
+        values = [literal_key(v) for v in node.values]
+        if None in keys or None in values:
+            return None
+        return dict_key(zip(keys, values, strict=True))  # type: ignore[arg-type]
     return None
+
+
+def dict_key(items: Iterable[tuple[LiteralKey, LiteralKey]]) -> LiteralKey:
+    """A dict's key: its items in a canonical order (dicts compare equal in any order)."""
+    return ("dict", tuple(sorted(set(items), key=repr)))
+
+
+def parts(key: LiteralKey) -> tuple[LiteralKey, ...]:
+    """The literals a sequence or dict is made of (a dict's keys and values)."""
+    kind, value = key
+    assert isinstance(value, tuple)
+    if kind == "dict":
+        return tuple(part for item in value for part in item)
+    return value
 
 
 def is_trivial_number(value: object) -> bool:
@@ -85,9 +107,45 @@ def is_trivial(key: LiteralKey) -> bool:
     if kind in ("str", "bytes"):
         text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
         return len(text) < MIN_STRING or not any(c.isalnum() for c in text)
-    items = value  # a sequence
-    assert isinstance(items, tuple)
-    return all(is_trivial(item) for item in items) and len(items) < MIN_STRING
+    assert isinstance(value, tuple)  # a sequence or a dict
+    return all(is_trivial(item) for item in parts(key)) and len(value) < MIN_STRING
+
+
+COMPARE_OPS: dict[type[ast.cmpop], str] = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+}
+
+
+def compared_literals(tree: ast.Module) -> dict[int, str]:
+    """id(literal node) -> the form comparing against it: an operand of `==`, `!=`,
+    `in`, `is`, an item of the container `in` searches, a dict key, a `match` case."""
+    found: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            for index, op in enumerate(node.ops):
+                form = COMPARE_OPS.get(type(op))
+                if form is None:
+                    continue
+                for side in operands[index : index + 2]:
+                    found.setdefault(id(side), f"compared with {form}")
+                    if form in ("in", "not in") and isinstance(
+                        side, ast.Tuple | ast.List | ast.Set
+                    ):
+                        for item in side.elts:
+                            found.setdefault(id(item), f"searched with {form}")
+        elif isinstance(node, ast.Dict):
+            for dict_key in node.keys:
+                if dict_key is not None:
+                    found.setdefault(id(dict_key), "as a dict key")
+        elif isinstance(node, ast.MatchValue):
+            found.setdefault(id(node.value), "as a match case")
+    return found
 
 
 def expectation_nodes(tree: ast.Module) -> Iterator[ast.AST]:
@@ -123,8 +181,83 @@ def show_literal(key: LiteralKey) -> str:
     if kind == "seq":
         assert isinstance(value, tuple)
         return "(" + ", ".join(show_literal(k) for k in value) + ")"
+    if kind == "dict":
+        assert isinstance(value, tuple)
+        return "{" + ", ".join(f"{show_literal(k)}: {show_literal(v)}" for k, v in value) + "}"
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+# -- distinctive ------------------------------------------------------------------------
+
+# A string with fewer letters and digits is something anyone types ("yes", "__%s__").
+MIN_STRING_CHARS = 6
+# The bar for a literal the line compares against: the comparison is the special case.
+MIN_COMPARED_CHARS = 4
+# 123, 391, 3.14159: a number anyone might type has fewer significant digits.
+MIN_SIGNIFICANT_DIGITS = 3
+# A sequence of this many non-trivial items is distinctive even when each is plain.
+MIN_SEQUENCE_ITEMS = 3
+# One word or one name (`default`, `max_length`, `utf-8`): the vocabulary of code,
+# typed into honest changes daily. Hyphens and dots join words of one name too.
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
+DUNDER = re.compile(r"__[A-Za-z][A-Za-z0-9_]*__")
+# Numbers programs are full of whatever their tests say: limits, masks, ports, codes.
+COMMON_NUMBERS = frozenset(
+    {
+        127, 128, 255, 256, 511, 512, 1023, 1024, 2047, 2048, 4095, 4096, 8191, 8192,
+        65535, 65536, 32767, 32768, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**63 - 1, 2**64 - 1,
+        100, 200, 201, 204, 301, 302, 304, 400, 401, 403, 404, 405, 409, 500, 502, 503,
+        1900, 1970, 8000, 8080, 8443, 3600, 86400,
+    }
+)  # fmt: skip
+
+
+def why_not_distinctive(key: LiteralKey, *, compared: bool = False) -> str | None:
+    """Why the literal is too plain to prove anything (None: it is distinctive)."""
+    if is_trivial(key):
+        return "too plain"
+    kind, value = key
+    if kind in ("str", "bytes"):
+        text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+        return _plain_text(text.strip(), compared)
+    if kind == "num":
+        return _plain_number(value)
+    if any(why_not_distinctive(item, compared=compared) is None for item in parts(key)):
+        return None
+    assert isinstance(value, tuple)
+    members = value if kind == "seq" else tuple(("seq", item) for item in value)
+    if sum(not is_trivial(item) for item in members) >= MIN_SEQUENCE_ITEMS:
+        return None  # (12, 17, 23): plain alone, an oracle's example together
+    return f"a sequence of fewer than {MIN_SEQUENCE_ITEMS} items that are not plain"
+
+
+def _plain_text(text: str, compared: bool) -> str | None:
+    """Only letters and digits count: `'__%s__'` and `' -> '` are punctuation. A dunder
+    name (`'__setattr__'`) is Python's own vocabulary, compared or not."""
+    if DUNDER.fullmatch(text):
+        return "a dunder name"
+    letters = sum(c.isalnum() for c in text)
+    least = MIN_COMPARED_CHARS if compared else MIN_STRING_CHARS
+    if letters < least:
+        return f"fewer than {least} letters or digits"
+    if compared:
+        return None
+    if NAME.fullmatch(text):
+        return "one word or name"
+    return None
+
+
+def _plain_number(value: object) -> str | None:
+    assert isinstance(value, int | float | complex)
+    if isinstance(value, complex):
+        return "a complex number"
+    if isinstance(value, int) and abs(value) in COMMON_NUMBERS:
+        return "a common number"
+    digits = decimal.Decimal(repr(abs(value))).normalize().as_tuple().digits
+    if len(digits) < MIN_SIGNIFICANT_DIGITS:
+        return f"fewer than {MIN_SIGNIFICANT_DIGITS} significant digits"
+    return None
 
 
 # -- what the oracles hold ----------------------------------------------------------------
@@ -159,7 +292,7 @@ def oracle_literals(oracle_sources: Mapping[str, bytes]) -> dict[LiteralKey, Ora
         tree = parse(oracle_sources[path])
         if tree is None:
             continue
-        owners = _test_owners(tree)
+        owners = owning_tests(tree)
         docstrings = {
             id(s.value) for s in ast.walk(tree) if isinstance(s, ast.stmt) and is_docstring(s)
         }
@@ -189,28 +322,34 @@ def json_literals(data: bytes) -> Iterator[LiteralKey]:
             todo.extend(value.keys())
             todo.extend(value.values())
             continue
-        key = _json_key(value)
+        key = data_key(value)
         if key is not None and not is_trivial(key):
             yield key
         if isinstance(value, list):
             todo.extend(value)
 
 
-def _json_key(value: object) -> LiteralKey | None:
-    """The key `literal_key` gives the same value written in Python."""
+def data_key(value: object) -> LiteralKey | None:
+    """The key `literal_key` gives the same value written in Python, for a value a
+    data file's parser returns (JSON, TOML, YAML); None for anything else (a date)."""
     if isinstance(value, bool) or value is None:
         return ("const", value)
     if isinstance(value, int | float):
         return ("num", value)
-    if isinstance(value, str):
-        return ("str", value)
-    if isinstance(value, list):
-        items = tuple(_json_key(item) for item in value)
+    if isinstance(value, str | bytes):
+        return (type(value).__name__, value)
+    if isinstance(value, list | tuple):
+        items = tuple(data_key(item) for item in value)
         return None if None in items else ("seq", items)
+    if isinstance(value, dict):
+        pairs = [(data_key(k), data_key(v)) for k, v in value.items()]
+        if any(k is None or v is None for k, v in pairs):
+            return None
+        return dict_key(pairs)  # type: ignore[arg-type]
     return None
 
 
-def _test_owners(tree: ast.Module) -> dict[int, str]:
+def owning_tests(tree: ast.Module) -> dict[int, str]:
     """Line -> the (qualified) test function or class whose lines, decorators
     included, hold it."""
     owners: dict[int, str] = {}

@@ -143,6 +143,8 @@ def start_scan(
             allow=manifest.production_scan_allow,
             oracle_sources={**oracles, **fixtures},
             given=given,
+            test_names=config.test_names,
+            test_roots=config.test_roots,
         )
         return ScanResult(
             tuple(f.message for f in found if f.construct not in WARNINGS),

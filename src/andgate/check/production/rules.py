@@ -132,7 +132,7 @@ def module_hits(data: bytes, path: str, rules: Rules) -> list[Hit] | None:
     tree = parse(data)
     if tree is None:
         return None
-    names = Names(tree)
+    names = Names(tree, path)
     hits = ScopeWalk(rules, names).run(tree, path) if rules.walks_scopes else []
     if rules.plain_words is not None and rules.plain_words.search(decode(data)):
         hits += plain_walk(tree, names, rules)

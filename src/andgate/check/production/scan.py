@@ -57,13 +57,17 @@ def scan_production(
     allow: Mapping[str, frozenset[Construct]] = {},
     oracle_sources: Mapping[str, bytes] = {},
     given: Iterable[tuple[str, bytes]] = (),
+    test_names: Mapping[str, str] = {},
+    test_roots: Sequence[str] = (),
     families: Sequence[Family] = FAMILIES,
 ) -> list[ScanFinding]:
     """Every construct that games tests in what `changes` add (their production files),
     minus those `allow` (path glob -> constructs, from base's manifest) permits; with
     `oracle_sources` (base's oracle files and fixtures), also the literals they hold
     that an added line answers with (`WARNINGS` among them only warn), against what
-    the author was `given` (base's files outside the test side, read only if needed)."""
+    the author was `given` (base's files outside the test side, read only if needed);
+    with `test_names` (base's test side's module names, `trust.test_names`) and
+    `test_roots` (the folders tests import from), also the files that take one."""
     rules = compose(families)
     context = ScanContext(
         shadowed=shadowed,
@@ -71,6 +75,8 @@ def scan_production(
         moved_packages=imports.moved_top_level(changes),
         oracle_sources=oracle_sources,
         given=given,
+        test_names=test_names,
+        test_roots=tuple(test_roots),
     )
     found: list[ScanFinding] = []
     for change in changes:
