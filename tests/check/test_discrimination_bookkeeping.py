@@ -203,19 +203,20 @@ def test_a_breakage_waits_while_running_ones_may_kill_what_is_left():
 
 def test_head_is_known_once_the_last_untrusted_process_ended_even_by_an_error():
     calls: list[str] = []
-    beside = Discrimination([lambda: None], lambda: None, on_head=lambda: calls.append("head"))
+    told = lambda runs, waited: calls.append(f"head {waited}")  # noqa: E731
+    beside = Discrimination([lambda: None], lambda run: None, on_head=told)
 
     def fails() -> None:
         raise RuntimeError("interrupted")
 
-    first, second = beside.watching([lambda: None, fails])
+    first, second = beside.after(2.0).watching([lambda: None, fails], {})
     first()
     assert calls == []
     with pytest.raises(RuntimeError):
         second()
-    assert calls == ["head"]
-    nothing = Discrimination([lambda: None], lambda: None, on_head=lambda: calls.append("none"))
-    assert nothing.watching([]) == [] and calls == ["head", "none"]
+    assert calls == ["head 2.0"]
+    nothing = Discrimination([lambda: None], lambda run: None, on_head=told)
+    assert nothing.watching([], {}) == [] and calls == ["head 2.0", "head 0.0"]
 
 
 def test_a_waiting_breakage_is_not_overtaken_by_a_later_one():
@@ -341,8 +342,8 @@ def test_after_last_tells_once_when_the_last_task_ends_however_it_ended():
 
 
 def test_the_time_waited_counts_the_classes_runs_and_the_replays_not_base_or_breakages():
-    from andgate.check.discrimination.phase import _waited
-    from andgate.check.state import CheckState
+    from andgate.check.discrimination.phase import time_waited
+    from andgate.check.state import RunKey, RunName
     from andgate.process.results import RunResult
     from andgate.records import ReplayFacts
 
@@ -350,13 +351,13 @@ def test_the_time_waited_counts_the_classes_runs_and_the_replays_not_base_or_bre
         report = {"call": "failed", "seconds": seconds, "timeout": 60.0}
         return RunResult("x", 1, seconds, reports={"t.py::test_x": report})
 
-    state = CheckState()
-    state.runs.update(
-        {
-            "oracle": hung(60.0),
-            "untrusted.1": hung(20.0),  # a process of the untrusted class, not folded yet
-            "base_skips": hung(1000.0),  # base's code: not this check's classes
-        }
-    )
-    state.replays = [ReplayFacts("kb", applied=True, waited=30.0)]
-    assert _waited(state) == 110.0
+    oracle_phase = {
+        RunKey(RunName.ORACLE): hung(60.0),
+        RunKey(RunName.ORACLE, process=1): hung(60.0),  # folded into the class's: once
+        RunKey(RunName.BASE_SKIPS): hung(1000.0),  # base's code: not this check's classes
+    }
+    # a process of the untrusted class, not folded yet
+    untrusted_phase = {RunKey(RunName.UNTRUSTED, process=1): hung(20.0)}
+    replays = [ReplayFacts("kb", applied=True, waited=30.0)]
+    assert time_waited([oracle_phase, untrusted_phase], replays) == 110.0
+    assert time_waited([untrusted_phase]) == 20.0

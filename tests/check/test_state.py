@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 
 from andgate.check.inventory.items import counts
-from andgate.check.state import CheckState
+from andgate.check.state import Captured, CheckState, RunKey, RunName
 from andgate.process.results import RunResult
 from andgate.records import (
     Bit,
@@ -69,11 +69,15 @@ def test_tampered_runs_each_void_their_class_once():
     class's are one."""
     state = CheckState()
     one = "tests/a.py: the oracle 1 process loaded a from bytes other than base's"
-    state.runs["oracle.1"] = RunResult("oracle 1", 0, 1.0, tampered=(one,))
-    state.runs["oracle"] = RunResult("oracle", 0, 1.0, tampered=(one,))
-    state.runs["base_skips"] = RunResult("oracle skips on base", 0, 1.0, tampered=("b",))
-    state.runs["property@1"] = RunResult("property part 2/2", 0, 1.0, tampered=("p",))
-    state.runs["untrusted"] = RunResult("untrusted", 0, 1.0)
+    state.runs[RunKey(RunName.ORACLE, process=1)] = RunResult("oracle 1", 0, 1.0, tampered=(one,))
+    state.runs[RunKey(RunName.ORACLE)] = RunResult("oracle", 0, 1.0, tampered=(one,))
+    state.runs[RunKey(RunName.BASE_SKIPS)] = RunResult(
+        "oracle skips on base", 0, 1.0, tampered=("b",)
+    )
+    state.runs[RunKey(RunName.PROPERTY, unit=1)] = RunResult(
+        "property part 2/2", 0, 1.0, tampered=("p",)
+    )
+    state.runs[RunKey(RunName.UNTRUSTED)] = RunResult("untrusted", 0, 1.0)
     state.replays.append(ReplayFacts("kb_x", applied=True, tampered=("k",)))
     assert state.tampering() == (
         Tampering(one, "oracle", Bit.ORACLE),
@@ -81,3 +85,22 @@ def test_tampered_runs_each_void_their_class_once():
         Tampering("p", "property", Bit.PROPERTY),
         Tampering("k", "known-bad kb_x", Bit.KNOWN_BAD),
     )
+
+
+def test_a_units_files_are_its_own_and_its_processes_never_the_class_merged():
+    """What a shard bundles for a unit: its log and JUnit file and its processes'
+    logs; not the class's merged JUnit file (combine merges the units again), nor a
+    sibling unit's files, nor the check's own logs."""
+    captured = Captured()
+    unit, sibling, whole = (
+        RunKey(RunName.ORACLE, unit=0),
+        RunKey(RunName.ORACLE, unit=1),
+        RunKey(RunName.ORACLE),
+    )
+    for run in (unit, replace(unit, process=1), sibling, whole):
+        captured.put(run, "log", str(run).encode())
+    captured.put(whole, "junit", b"<testsuites/>")
+    captured.files["worktrees.log"] = b"rebuilt"
+    mine = {"oracle@0.log": b"oracle@0", "oracle@0.1.log": b"oracle@0.1"}
+    assert captured.of_runs({unit}) == mine
+    assert set(captured.of_runs({whole})) == {"oracle.log", "oracle.junit"}

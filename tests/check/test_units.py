@@ -52,7 +52,7 @@ def test_a_file_belongs_to_one_unit_and_one_process_within_it(files, machines, j
 
 @given(st.lists(st.integers(0, 10**6), max_size=20), st.integers(1, 6))
 def test_every_unit_goes_to_one_machine_the_same_on_every_machine(weights, count):
-    units = [Unit(f"u/{i}", w) for i, w in enumerate(weights)]
+    units = [Unit("u", w, index=i) for i, w in enumerate(weights)]
     first = assign(units, count)
     assert assign(list(reversed(units)), count) == first
     assert set(first) == {u.name for u in units}
@@ -91,7 +91,7 @@ def test_shard_option_refuses_what_is_not_a_part(text):
 
 
 def test_work_runs_only_its_machines_units():
-    units = [Unit("oracle/0", 50), Unit("untrusted/0", 40), Unit("flake", 5)]
+    units = [Unit("oracle", 50, index=0), Unit("untrusted", 40, index=0), Unit("flake", 5)]
     mine = [Work.of(units, Split(i, 2)).mine_names() for i in range(2)]
     assert sorted(mine[0] + mine[1]) == sorted(u.name for u in units)
     assert not set(mine[0]) & set(mine[1])
@@ -257,7 +257,7 @@ def test_not_json_or_absent_is_one_line(tmp_path):
 def test_a_project_that_runs_xdist_gets_one_process_per_unit(tmp_path, user_xdist, processes):
     """Its own workers use the cores; splitting again would run jobs x workers."""
     from andgate.check.context import PhaseContext
-    from andgate.check.state import CheckState
+    from andgate.check.state import CheckState, RunName
     from andgate.plugin.classify import Rules
     from andgate.process.requests import RunRequest
 
@@ -271,12 +271,12 @@ def test_a_project_that_runs_xdist_gets_one_process_per_unit(tmp_path, user_xdis
         timeout=1.0,
         cache_dir=None,
         approved=False,
-        work=Work.of([Unit("untrusted/0", 1)], None),
+        work=Work.of([Unit("untrusted", 1, index=0)], None),
         user_xdist=user_xdist,
     )
     sizes = {f"tests/test_{i}.py": 4 * MIN_BYTES_PER_SHARD for i in range(4)}
     request = RunRequest("untrusted", "untrusted", Rules())
-    assert len(ctx.class_tasks("untrusted", request, "head", sizes)) == processes
+    assert len(ctx.class_tasks(RunName.UNTRUSTED, request, "head", sizes)) == processes
 
 
 def test_a_result_for_a_unit_the_bundle_did_not_run_is_refused(tmp_path):

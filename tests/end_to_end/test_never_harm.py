@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from andgate.check.cache import SCHEMA, KillerCache
-from andgate.check.state import Captured
+from andgate.check.state import Captured, RunKey, RunName
 from andgate.commands.cli import main
 from andgate.commands.init import run_init
 from andgate.commands.sample import SampleRepo
@@ -533,7 +533,7 @@ def test_a_junit_file_skipped_as_broken_is_never_read_again(tmp_path):
     junit.write_bytes(b"<testsuites><testsuite")  # pytest died while writing it
     log = tmp_path / "absent.log"
     captured = Captured()
-    runs = {"oracle": RunResult("oracle", 0, 1.0, junit=junit, log=log)}
+    runs = {RunKey(RunName.ORACLE): RunResult("oracle", 0, 1.0, junit=junit, log=log)}
     captured.collect(runs)
     junit.write_bytes(b'<testsuites><testsuite name="forged" tests="1"/></testsuites>')
     log.write_bytes(b"forged log\n")

@@ -148,7 +148,7 @@ def test_the_last_phase_adds_unscanned_imports_and_installed_hooks_to_the_scan()
     import datetime as dt
 
     from andgate.check.inventory.phase import run_inventory_phase
-    from andgate.check.state import CheckState, RunName
+    from andgate.check.state import CheckState, RunKey, RunName
     from andgate.process.requests import RunEnvironment
     from andgate.trust.config import BaseConfig
     from andgate.trust.freeze import FreezeSet
@@ -164,11 +164,11 @@ def test_the_last_phase_adds_unscanned_imports_and_installed_hooks_to_the_scan()
         known_bad=(),
     )
     state = CheckState(environment=RunEnvironment(head_only_plugins=("cheat",)))
-    state.runs[RunName.ORACLE] = run_with(LINK)
+    runs = {RunKey(RunName.ORACLE): run_with(LINK)}
     touched = [Change("A", None, "src/pkg/core.py", "000000", "120000")]
     today = dt.date(2026, 1, 1)
     outcome = run_inventory_phase(
-        state, config, touched, ConfigChanges(), ScanResult(), approved_by=(), today=today
+        state, runs, config, touched, ConfigChanges(), ScanResult(), approved_by=(), today=today
     )
     found = outcome.changes.suspicious
     assert any("imported pkg.core" in f for f in found), found

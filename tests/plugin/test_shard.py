@@ -134,11 +134,14 @@ def test_the_property_class_splits_over_the_jobs_however_small():
     manifest = SimpleNamespace(require_property_class=False, property=SimpleNamespace(markers=()))
     ctx = SimpleNamespace(
         plan=plan,
-        state=SimpleNamespace(property_seed=0, environment=None, runs={}, capture=lambda: None),
+        state=SimpleNamespace(property_seed=0, environment=None),
         config=SimpleNamespace(manifest=manifest, invariants_problem=lambda at: None),
         class_tasks=class_tasks,
         run=lambda phase, tasks, counted=None: None,
         merge_class=lambda kind: None,
+        runs={},
+        capture=lambda: None,
+        results=lambda: None,
     )
     run_property_phase(ctx)
     assert asked == {"sizes": small, "parts": 2}

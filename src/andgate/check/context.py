@@ -5,17 +5,17 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, TypeVar
 
 from andgate.check.plan.trees import Plan
-from andgate.check.state import CheckState
+from andgate.check.state import CheckState, PhaseRuns, RunKey, RunName
 from andgate.check.units import Unit
 from andgate.check.work import Work
 from andgate.plugin.shard import MIN_BYTES_PER_SHARD, shards
 from andgate.process.requests import TRUSTED_ROLES, RunRequest
-from andgate.process.results import merge_results
+from andgate.process.results import RunResult, merge_results
 from andgate.process.run import run_parallel, run_pytest
 from andgate.process.worktree import WorktreePool
 from andgate.report.artifacts import merge_junit
@@ -32,15 +32,12 @@ class Beside(Protocol):
     @property
     def tasks(self) -> Sequence[Callable[[], None]]: ...
 
-    def watching(self, tasks: list[Callable[[], None]]) -> list[Callable[[], None]]:
-        """The phase's own tasks, wrapped to say when the last of them ended."""
+    def watching(
+        self, tasks: list[Callable[[], None]], runs: Mapping[RunKey, RunResult]
+    ) -> list[Callable[[], None]]:
+        """The phase's own tasks, wrapped to say when the last of them ended; `runs`:
+        the phase's, which its tasks fill."""
         ...
-
-
-def is_part_of(kind: str, run_name: str) -> bool:
-    """Whether a run is (a process of) the class `kind` before `merge_class` folds
-    them: the class itself, a unit (`kind@2`) or a process of either (`kind.1`)."""
-    return run_name == kind or run_name.startswith((f"{kind}.", f"{kind}@"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +58,22 @@ class PhaseContext:
     # The project's pytest config starts xdist workers: each unit then runs in one
     # process (its workers use the cores) instead of one per job with workers each.
     user_xdist: bool = False
+    # What the phase given this context ran so far (`for_phase`: none), written by its
+    # tasks and handed back by `results`; no other phase reads it.
+    runs: dict[RunKey, RunResult] = field(default_factory=dict)
+    units_ran: dict[str, RunKey] = field(default_factory=dict)  # unit -> its run
+
+    def for_phase(self) -> PhaseContext:
+        """This context for one phase: its runs are its own, from none."""
+        return replace(self, runs={}, units_ran={})
+
+    def results(self) -> PhaseRuns:
+        """What this phase ran, read-only, for the pipeline to hand on."""
+        return PhaseRuns.of(self.runs, self.units_ran)
+
+    def capture(self) -> None:
+        """This phase's logs and JUnit files, copied before a less trusted phase runs."""
+        self.state.captured.collect(self.runs)
 
     def run(
         self, phase: str, tasks: Sequence[Callable[[], object]], counted: str | None = None
@@ -103,7 +116,7 @@ class PhaseContext:
                 done, total = done + int(a), total + int(b)
         progress.set(done, total or None)
 
-    def task(self, name: str, request: RunRequest, commit: str) -> Callable[[], None]:
+    def task(self, name: RunKey, request: RunRequest, commit: str) -> Callable[[], None]:
         """Run `request` in a pooled worktree of `commit`; keep its result as `name`.
         A trusted run gets `commit`'s test side to be held to (`trusted`)."""
         request = self.trusted(request, commit)
@@ -112,7 +125,7 @@ class PhaseContext:
             verified = request.integrity is not None
             with self.pool.lease(commit, verified=verified, label=request.label) as worktree:
                 result = run_pytest(request, worktree.path, self.scratch, self.timeout)
-                self.state.runs[name] = result
+                self.runs[name] = result
 
         return run
 
@@ -129,14 +142,13 @@ class PhaseContext:
         """Whether this process runs (or, combining, reads back) `unit`."""
         return self.work.mine(unit)
 
-    def unit_run_name(self, unit: Unit) -> str:
-        """A class unit's run name: the class's own when the class is one unit."""
-        kind, _, index = unit.name.partition("/")
-        return kind if self.work.single(kind) else f"{kind}@{index}"
+    def unit_key(self, kind: RunName, unit: Unit) -> RunKey:
+        """A class unit's run: the class's own when the class is one unit."""
+        return RunKey(kind, None if self.work.single(kind) else unit.index)
 
     def class_tasks(
         self,
-        kind: str,
+        kind: RunName,
         request: RunRequest,
         commit: str,
         sizes: Mapping[str, int],
@@ -149,11 +161,11 @@ class PhaseContext:
         tasks = []
         siblings = self.work.units_of(kind)
         for number, unit in enumerate(siblings, 1):
-            name = self.unit_run_name(unit)
+            key = self.unit_key(kind, unit)
             if not self.mine(unit.name):
                 continue
             if self.work.recorded is not None:
-                tasks.append(self.recorded_task(unit.name, name))
+                tasks.append(self.recorded_task(unit.name, key))
                 continue
             label = (
                 request.label
@@ -164,12 +176,12 @@ class PhaseContext:
             parts = shards(sizes, jobs, last_preload, within=unit.shard, min_bytes=min_bytes)
             if len(parts) == 1:
                 tasks.append(
-                    self.task(name, replace(request, label=label, shard=unit.shard), commit)
+                    self.task(key, replace(request, label=label, shard=unit.shard), commit)
                 )
                 continue
             tasks += [
                 self.task(
-                    f"{name}.{s.index}",
+                    replace(key, process=s.index),
                     replace(request, label=f"{label} {s.index}", shard=s),
                     commit,
                 )
@@ -177,54 +189,49 @@ class PhaseContext:
             ]
         return tasks
 
-    def recorded_task(self, unit: str, name: str) -> Callable[[], None]:
+    def recorded_task(self, unit: str, key: RunKey) -> Callable[[], None]:
         """Combining: the unit's result as its bundle recorded it."""
         recorded = self.work.recorded
         assert recorded is not None
 
         def load() -> None:
-            self.state.runs[name] = recorded.runs[unit]
-            self.state.units_ran[unit] = name
+            self.runs[key] = recorded.runs[unit]
+            self.units_ran[unit] = key
 
         return load
 
-    def merge_class(self, kind: str) -> None:
+    def merge_class(self, kind: RunName) -> None:
         """Fold each unit's processes into one result, then the units into the
         class's; the JUnit files are folded alike. A class none of whose units ran
         here (another machine's) has no result."""
-        state = self.state
-        state.capture()
-        names = []
+        self.capture()
+        keys = []
         for unit in self.work.units_of(kind):
-            name = self.unit_run_name(unit)
+            key = self.unit_key(kind, unit)
             parts = sorted(
-                (
-                    n
-                    for n in state.runs
-                    if n.startswith(f"{name}.") and n[len(name) + 1 :].isdigit()
-                ),
-                key=lambda n: int(n.rpartition(".")[2]),
+                (k for k in self.runs if k.process is not None and k.whole() == key),
+                key=lambda k: k.process or 0,
             )
             if parts:
-                self._fold(name, parts)
-            if name in state.runs:
-                state.units_ran.setdefault(unit.name, name)
-                names.append(name)
-        if names and names != [kind]:
-            self._fold(kind, names, keep_parts=True)
+                self._fold(key, parts)
+            if key in self.runs:
+                self.units_ran.setdefault(unit.name, key)
+                keys.append(key)
+        if keys and keys != [RunKey(kind)]:
+            self._fold(RunKey(kind), keys, keep_parts=True)
 
-    def _fold(self, name: str, parts: list[str], keep_parts: bool = False) -> None:
-        state = self.state
-        state.runs[name] = merge_results(name, [state.runs[n] for n in parts])
-        take = state.captured.files.get if keep_parts else state.captured.files.pop
-        documents = [take(f"{n}.junit", None) for n in parts]
+    def _fold(self, key: RunKey, parts: list[RunKey], keep_parts: bool = False) -> None:
+        captured = self.state.captured
+        self.runs[key] = merge_results(str(key), [self.runs[k] for k in parts])
+        take = captured.files.get if keep_parts else captured.files.pop
+        documents = [take(f"{k}.junit", None) for k in parts]
         if all(d is not None for d in documents):
             merged = merge_junit(documents)  # type: ignore[arg-type]
             if merged is not None:
-                state.captured.files[f"{name}.junit"] = merged
+                captured.put(key, "junit", merged)
         if not keep_parts:
-            for n in parts:
-                del state.runs[n]
+            for k in parts:
+                del self.runs[k]
 
 
 def _of_class(progress_file: str, label: str) -> bool:

@@ -71,11 +71,7 @@ def shard_bundle(opts: CheckOptions, state: CheckState) -> Bundle:
     replays = {
         f"known-bad/{i}": by_name[name] for i, name in enumerate(fixtures) if name in by_name
     }
-    files = {
-        key: data
-        for key, data in state.captured.files.items()
-        if any(key.startswith(f"{state.units_ran[u]}.") for u in runs)
-    }
+    files = state.captured.of_runs({state.units_ran[u] for u in runs})
     return Bundle(
         index=opts.split.index,
         count=opts.split.count,

@@ -24,9 +24,10 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TypeVar
 
 from andgate.check.context import PhaseContext
-from andgate.check.discrimination.phase import prepare_discrimination
+from andgate.check.discrimination.phase import prepare_discrimination, time_waited
 from andgate.check.evidence.phase import prepare_evidence
 from andgate.check.inventory.phase import run_inventory_phase
 from andgate.check.options import CheckOptions
@@ -34,7 +35,7 @@ from andgate.check.oracle.phase import run_oracle_phase
 from andgate.check.plan.phase import plan_phases
 from andgate.check.production.phase import start_scan
 from andgate.check.property.phase import run_property_phase
-from andgate.check.state import CheckState, RunName
+from andgate.check.state import CheckState, RunKey, RunName
 from andgate.check.untrusted import run_untrusted_phase
 from andgate.errors import AndgateError, Interrupted, ManifestError
 from andgate.git import Change, Git
@@ -63,6 +64,8 @@ from andgate.trust.refs import (
     uncommitted_warning,
 )
 from andgate.verdict import Verdict, decide
+
+Outcome = TypeVar("Outcome")
 
 
 def run_check(opts: CheckOptions) -> tuple[Verdict, Artifacts]:
@@ -174,7 +177,7 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
     with step("inventory, authorship and freezes"):
         state.annotate_junit()
         found = run_inventory_phase(
-            state, config, changes, differs, scan.result(), approved_by=approvers,
+            state, state.runs, config, changes, differs, scan.result(), approved_by=approvers,
             today=opts.today, approved_head=approves_head(state.approvals),
             base_oracle=None if trusts_head else ctx.plan.base_oracle_files,
             agent_files=agent_files,
@@ -185,7 +188,7 @@ def _gate_with(git: Git, opts: CheckOptions, state: CheckState) -> None:
 
 def _base_oracle_ids(state: CheckState, base_oracle_files: tuple[str, ...]) -> set[str] | None:
     """The oracle items base collected; None when its collection did not complete."""
-    run = state.runs.get(RunName.BASE_ORACLE)
+    run = state.runs.get(RunKey(RunName.BASE_ORACLE))
     if run is None:
         return None if base_oracle_files else set()
     if run.error:
@@ -289,22 +292,42 @@ def _run_phases(
         )
     planned = in_background("discrimination-plan", plan)
     with step("oracle phase", kind="phase"):
-        oracle = run_oracle_phase(ctx, beside=evidence.oracle_side)
+        oracle = _phase(ctx, lambda own: run_oracle_phase(own, beside=evidence.oracle_side))
+    state.record(oracle.runs)
+    evidence.oracle_ran(oracle.runs)
     state.replays = list(oracle.replays)
     state.found = replace(state.found, oracle=oracle.oracle, known_bad=oracle.known_bad)
     with step("property phase", kind="phase"):
-        state.found = replace(state.found, property=run_property_phase(ctx))
+        prop = _phase(ctx, run_property_phase)
+    state.record(prop.runs)
+    state.found = replace(state.found, property=prop.facts)
     state.found = replace(state.found, tampered=state.tampering())
     with step("waiting for the discrimination report's mutants"):
         discrimination = wait_future(planned)
     with step("waiting for the production scan"):
         before_untrusted()
+    waited = time_waited([oracle.runs.runs, prop.runs.runs], oracle.replays)
     # The evidence first: an owner deciding on an oracle edit reads it before approving.
+    beside = (evidence.untrusted_side, discrimination.after(waited))
     with step("untrusted phase", kind="phase"):
-        untrusted = run_untrusted_phase(ctx, beside=(evidence.untrusted_side, discrimination))
-    state.found = replace(state.found, untrusted=untrusted)
+        untrusted = _phase(ctx, lambda own: run_untrusted_phase(own, beside=beside))
+    state.record(untrusted.runs)
+    state.found = replace(state.found, untrusted=untrusted.facts)
     state.capture()
     with step("discrimination report"):
-        state.found = replace(state.found, discrimination=discrimination.finish())
+        finished = discrimination.finish(untrusted.runs.get(RunName.UNTRUSTED))
+    state.found = replace(state.found, discrimination=finished)
     with step("approval evidence"):
         state.found = replace(state.found, evidence=evidence.finish())
+
+
+def _phase(ctx: PhaseContext, phase: Callable[[PhaseContext], Outcome]) -> Outcome:
+    """Run a test phase in a context of its own; it returns its runs in its result.
+    Should it fail, what it ran so far is recorded all the same: a failed shard's
+    bundle still holds the units it finished."""
+    own = ctx.for_phase()
+    try:
+        return phase(own)
+    except BaseException:
+        ctx.state.record(own.results())
+        raise

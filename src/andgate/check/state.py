@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from andgate.check.inventory.items import counts
@@ -45,6 +47,45 @@ class RunName(enum.StrEnum):
     FLAKE = "flake"
 
 
+@dataclass(frozen=True)
+class RunKey:
+    """Which run a result is: a class's (`kind`), one of its units' when the class is
+    split over machines (`unit`), or one process of either (`process`). Its text
+    (`oracle`, `oracle@2`, `oracle.1`) names the run's files; it is never read back."""
+
+    kind: RunName
+    unit: int | None = None  # the unit's index, when the class has more than one
+    process: int | None = None  # the process's index, when the unit is split over --jobs
+
+    def __str__(self) -> str:
+        unit = "" if self.unit is None else f"@{self.unit}"
+        process = "" if self.process is None else f".{self.process}"
+        return f"{self.kind}{unit}{process}"
+
+    def whole(self) -> RunKey:
+        """The class's or unit's run that this process is a part of (itself if none)."""
+        return replace(self, process=None)
+
+
+@dataclass(frozen=True)
+class PhaseRuns:
+    """What one test phase ran, as it hands it back to the pipeline: each run's
+    result by key, and which run holds each of its units' results (what a shard's
+    bundle records). Read-only: a later phase gets it from the pipeline, never
+    from a phase that still runs."""
+
+    runs: Mapping[RunKey, RunResult] = field(default_factory=lambda: MappingProxyType({}))
+    units: Mapping[str, RunKey] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def of(cls, runs: Mapping[RunKey, RunResult], units: Mapping[str, RunKey]) -> PhaseRuns:
+        return cls(MappingProxyType(dict(runs)), MappingProxyType(dict(units)))
+
+    def get(self, kind: RunName) -> RunResult | None:
+        """The class's run (its units and processes folded into it), if it ran."""
+        return self.runs.get(RunKey(kind))
+
+
 # How a run of `RunName` is named where its results are voided.
 RUN_TITLES: dict[str, str] = {
     RunName.ORACLE: "oracle",
@@ -62,20 +103,36 @@ class Captured:
 
     files: dict[str, bytes] = field(default_factory=dict)
     looked_at: set[str] = field(default_factory=set)
+    runs: dict[str, RunKey] = field(default_factory=dict)  # file -> the run it is of
 
-    def collect(self, runs: dict[str, RunResult]) -> None:
+    def collect(self, runs: Mapping[RunKey, RunResult]) -> None:
         for name, result in runs.items():
             for kind, path in (("log", result.log), ("junit", result.junit)):
                 key = f"{name}.{kind}"
                 if key in self.looked_at or path is None:
                     continue
                 self.looked_at.add(key)
+                self.runs[key] = name
                 data = path.read_bytes() if path.exists() else None
                 if data is None or (kind == "junit" and not _complete_junit(data)):
                     # pytest died while writing it (its junitxml cannot write a
                     # non-UTF-8 file name): an empty report beats a broken one.
                     continue
                 self.files[key] = data
+
+    def put(self, run: RunKey, kind: str, data: bytes) -> None:
+        """A file made of other runs' files (their JUnit files, merged)."""
+        key = f"{run}.{kind}"
+        self.files[key] = data
+        self.runs[key] = run
+
+    def of_runs(self, runs: Collection[RunKey]) -> dict[str, bytes]:
+        """The files of `runs` and of their processes."""
+        return {
+            key: data
+            for key, data in self.files.items()
+            if (run := self.runs.get(key)) is not None and run.whole() in runs
+        }
 
 
 def _complete_junit(data: bytes) -> bool:
@@ -102,8 +159,8 @@ class CheckState:
     manifest_digest: str | None = None  # these three are what shards must agree on
     plan_digest: str | None = None
     unit_names: tuple[str, ...] | None = None
-    runs: dict[str, RunResult] = field(default_factory=dict)
-    units_ran: dict[str, str] = field(default_factory=dict)  # unit -> its run's name
+    runs: dict[RunKey, RunResult] = field(default_factory=dict)
+    units_ran: dict[str, RunKey] = field(default_factory=dict)  # unit -> its run
     replays: list[ReplayFacts] = field(default_factory=list)
     inventory: list[InventoryRecord] = field(default_factory=list)
     property_seed: int | None = None
@@ -163,10 +220,9 @@ class CheckState:
         """What the trusted runs so far loaded that is not the test side they were
         given (`process.integrity.judge`), each file once, with the class it voids."""
         found: dict[str, Tampering] = {}
-        for name, result in self.runs.items():
-            kind = name.partition("@")[0].partition(".")[0]
-            bit = Bit.PROPERTY if kind == RunName.PROPERTY else Bit.ORACLE
-            title = RUN_TITLES.get(kind, kind)
+        for key, result in self.runs.items():
+            bit = Bit.PROPERTY if key.kind == RunName.PROPERTY else Bit.ORACLE
+            title = RUN_TITLES.get(key.kind, str(key.kind))
             for detail in result.tampered:
                 found.setdefault(detail, Tampering(detail, title, bit))
         for replay in self.replays:
@@ -175,6 +231,12 @@ class CheckState:
                 found.setdefault(detail, Tampering(detail, title, Bit.KNOWN_BAD))
         return tuple(found.values())
 
+    def record(self, phase: PhaseRuns) -> None:
+        """A phase's runs, as it returned them: what tampering, the JUnit files, the
+        inventory and a shard's bundle read."""
+        self.runs.update(phase.runs)
+        self.units_ran.update(phase.units)
+
     def capture(self) -> None:
         self.captured.collect(self.runs)
 
@@ -182,7 +244,7 @@ class CheckState:
         """Every rerun attempt into the JUnit files (`<flakyFailure>`, `<rerunFailure>`),
         and the frozen flakes marked as such."""
         for name in (RunName.ORACLE, RunName.PROPERTY, RunName.UNTRUSTED, RunName.FLAKE):
-            key, run = f"{name}.junit", self.runs.get(name)
+            key, run = f"{name}.junit", self.runs.get(RunKey(name))
             document = self.captured.files.get(key)
             if document is None or run is None:
                 continue

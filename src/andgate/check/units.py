@@ -25,13 +25,21 @@ from andgate.plugin.shard import STARTUP_BYTES, Shard, collect_only_weight, shar
 
 BASE_ORACLE = "base-oracle"
 FLAKE = "flake"
+KNOWN_BAD = "known-bad"
 
 
 @dataclass(frozen=True)
 class Unit:
-    name: str  # "oracle/0", "base-oracle", "known-bad/2", "untrusted/1", ...
+    kind: str  # "oracle", "base-oracle", "known-bad", "untrusted", "flake", ...
     weight: int  # bytes of test source, plus a start-up: what balances the machines
     shard: Shard | None = None  # a class's share of the files, when the class is split
+    index: int | None = None  # its place among its kind's units; None: the kind's one unit
+
+    @property
+    def name(self) -> str:
+        """What every machine and bundle calls it: "oracle/0", "base-oracle",
+        "known-bad/2", ... (a name only: its kind and index are the fields)."""
+        return self.kind if self.index is None else f"{self.kind}/{self.index}"
 
 
 @dataclass(frozen=True)
@@ -60,12 +68,13 @@ def class_units(kind: str, sizes: Mapping[str, int], count: int) -> list[Unit]:
     """A class's units: one per file shard over `count` machines (one: no split)."""
     parts = shards(sizes, count)
     if len(parts) == 1:
-        return [Unit(f"{kind}/0", sum(sizes.values()) + STARTUP_BYTES)]
+        return [Unit(kind, sum(sizes.values()) + STARTUP_BYTES, index=0)]
     return [
         Unit(
-            f"{kind}/{s.index}",
+            kind,
             sum(n for p, n in sizes.items() if s.owns(p)) + STARTUP_BYTES,
             s,
+            index=s.index,
         )
         for s in parts
     ]
@@ -80,7 +89,7 @@ def work_units(plan: Plan, *, replays: int, count: int) -> list[Unit]:
     if plan.base_oracle_files:
         units.append(Unit(BASE_ORACLE, collect_only_weight(plan.oracle_sizes)))
     # A replay runs with -x: about half the oracle class before its killer.
-    units += [Unit(f"known-bad/{i}", oracle_bytes // 2 + STARTUP_BYTES) for i in range(replays)]
+    units += [Unit(KNOWN_BAD, oracle_bytes // 2 + STARTUP_BYTES, index=i) for i in range(replays)]
     if plan.property_files:
         units += class_units("property", plan.property_sizes, count)
     units += class_units("untrusted", plan.untrusted_sizes, count)

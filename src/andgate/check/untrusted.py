@@ -4,9 +4,10 @@ processes, and the frozen_flake class beside it, all in worktrees of head."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from andgate.check.context import Beside, PhaseContext
-from andgate.check.state import RunName
+from andgate.check.state import PhaseRuns, RunKey, RunName
 from andgate.check.units import FLAKE
 from andgate.plugin.shard import STARTUP_BYTES
 from andgate.process.requests import RunRequest
@@ -14,10 +15,19 @@ from andgate.process.results import class_facts
 from andgate.records import ClassFacts, Role
 
 
-def run_untrusted_phase(ctx: PhaseContext, beside: Sequence[Beside] = ()) -> ClassFacts:
+@dataclass(frozen=True)
+class UntrustedOutcome:
+    """What the untrusted phase found, and its runs (untrusted, frozen_flake)."""
+
+    facts: ClassFacts
+    runs: PhaseRuns
+
+
+def run_untrusted_phase(ctx: PhaseContext, beside: Sequence[Beside] = ()) -> UntrustedOutcome:
     """The untrusted and frozen_flake classes; `beside`: the discrimination report's
     runs and the approval evidence's head side (no more trusted), queued after
-    theirs in the same pool, each told when the untrusted class's runs ended."""
+    theirs in the same pool, each told the phase's runs when the untrusted class's
+    runs ended."""
     plan, state = ctx.plan, ctx.state
     request = RunRequest(
         "untrusted",
@@ -32,7 +42,7 @@ def run_untrusted_phase(ctx: PhaseContext, beside: Sequence[Beside] = ()) -> Cla
         RunName.UNTRUSTED, request, plan.head, plan.untrusted_sizes, last_preload=flake_weight
     )
     for other in beside:
-        tasks = other.watching(tasks)
+        tasks = other.watching(tasks, ctx.runs)
     if plan.flake_candidates and ctx.mine(FLAKE):
         flake = RunRequest(
             "flake",
@@ -43,10 +53,10 @@ def run_untrusted_phase(ctx: PhaseContext, beside: Sequence[Beside] = ()) -> Cla
             environment=state.environment,
         )
         if ctx.work.recorded is not None:
-            task = ctx.recorded_task(FLAKE, RunName.FLAKE)
+            task = ctx.recorded_task(FLAKE, RunKey(RunName.FLAKE))
         else:
-            task = ctx.task(RunName.FLAKE, flake, plan.head)
-            state.units_ran[FLAKE] = RunName.FLAKE
+            task = ctx.task(RunKey(RunName.FLAKE), flake, plan.head)
+            ctx.units_ran[FLAKE] = RunKey(RunName.FLAKE)
         tasks.append(task)  # after the shards: the last, lighter one ends first and takes it
     ctx.run(
         "untrusted phase",
@@ -54,7 +64,8 @@ def run_untrusted_phase(ctx: PhaseContext, beside: Sequence[Beside] = ()) -> Cla
         counted="untrusted",
     )
     ctx.merge_class(RunName.UNTRUSTED)
-    flake_run = state.runs.get(RunName.FLAKE)
+    flake_run = ctx.runs.get(RunKey(RunName.FLAKE))
     if flake_run is not None and flake_run.error:
         state.gate_errors.append(flake_run.error)
-    return class_facts(state.runs.get(RunName.UNTRUSTED), Role.UNTRUSTED)
+    facts = class_facts(ctx.runs.get(RunKey(RunName.UNTRUSTED)), Role.UNTRUSTED)
+    return UntrustedOutcome(facts, ctx.results())

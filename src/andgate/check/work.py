@@ -47,7 +47,7 @@ class Work:
         return self.owner.get(unit) == self.split.index
 
     def units_of(self, kind: str) -> list[Unit]:
-        return [u for u in self.units if u.name.partition("/")[0] == kind]
+        return [u for u in self.units if u.kind == kind]
 
     def single(self, kind: str) -> bool:
         return len(self.units_of(kind)) <= 1

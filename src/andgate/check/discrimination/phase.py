@@ -25,16 +25,16 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from andgate.check.context import PhaseContext, after_last, is_part_of
+from andgate.check.context import PhaseContext, after_last
 from andgate.check.discrimination.changed_tests import changed_tests, item_name
 from andgate.check.discrimination.mutate import mutants_of
-from andgate.check.state import CheckState, RunName
+from andgate.check.state import RunKey, RunName
 from andgate.git import REGULAR_FILE_MODES, Change, Git
 from andgate.process.limits import PlainRun, timed_out_seconds
 from andgate.process.requests import RunRequest
 from andgate.process.results import RunResult
 from andgate.process.run import run_pytest
-from andgate.records import DiscriminationFacts, Outcome, Role
+from andgate.records import DiscriminationFacts, Outcome, ReplayFacts, Role
 
 MAX_MUTANTS = 4
 BREAKS = {Outcome.FAILED, Outcome.ERROR, Outcome.RERUN_PASSED}
@@ -196,6 +196,10 @@ class _Found:
             self.lock.notify_all()
 
 
+# Told the untrusted phase's runs and the earlier phases' time waited (`watching`).
+OnHead = Callable[[Mapping[RunKey, RunResult], float], None]
+
+
 class Discrimination:
     """The report's runs, made before the untrusted phase so that they run beside it
     (the same trust: worktrees of head, only the change's test files), and what
@@ -204,19 +208,29 @@ class Discrimination:
     def __init__(
         self,
         tasks: list[Callable[[], None]],
-        finish: Callable[[], DiscriminationFacts | None],
-        on_head: Callable[[], None] = lambda: None,
+        finish: Callable[[RunResult | None], DiscriminationFacts | None],
+        on_head: OnHead = lambda runs, waited: None,
+        waited: float = 0.0,
     ) -> None:
         self.tasks = tasks
-        self.finish = finish
+        self.finish = finish  # with the untrusted class's run, once the phase ended
         self._on_head = on_head
+        self.waited = waited
 
-    def watching(self, class_tasks: list[Callable[[], None]]) -> list[Callable[[], None]]:
+    def after(self, waited: float) -> Discrimination:
+        """This report, told the seconds the earlier phases' runs spent on items that
+        timed out (`time_waited`): its default budget leaves them out."""
+        return Discrimination(self.tasks, self.finish, self._on_head, waited)
+
+    def watching(
+        self, class_tasks: list[Callable[[], None]], runs: Mapping[RunKey, RunResult]
+    ) -> list[Callable[[], None]]:
         """The untrusted class's tasks, telling the breakages which items passed on
-        head once the last of them ended (the breakages only then stop early)."""
+        head once the last of them ended (the breakages only then stop early).
+        `runs`: the untrusted phase's, which its tasks fill."""
         if not self.tasks:
             return class_tasks
-        return after_last(class_tasks, self._on_head)
+        return after_last(class_tasks, lambda: self._on_head(runs, self.waited))
 
 
 Side = tuple[bytes | None, bytes | None]
@@ -238,13 +252,13 @@ def prepare_discrimination(
     code, which could rewrite the repository's objects: nothing is read from git
     while it runs. `budget` in seconds from the end of the classes (None: a share
     of their time, counted from `started`, when the test phases began)."""
-    state, config = ctx.state, ctx.config
+    config = ctx.config
     required = config.manifest.require_discriminating_tests
     if not enabled:
-        return lambda: Discrimination([], lambda: None)
+        return lambda: Discrimination([], lambda run: None)
     if ctx.work.recorded is not None:
         merged = merge_discrimination(ctx.work.recorded.discrimination, required)
-        return lambda: Discrimination([], lambda: merged)
+        return lambda: Discrimination([], lambda run: merged)
     files = _touched_test_files(ctx, changes)
     sides = _python_sides(git, ctx.plan.base, ctx.plan.head, changes) if files else {}
 
@@ -263,8 +277,7 @@ def prepare_discrimination(
         def by_order(name: str) -> int:
             return order.get(name, len(order))
 
-        def finish() -> DiscriminationFacts:
-            run = state.runs.get(RunName.UNTRUSTED)
+        def finish(run: RunResult | None) -> DiscriminationFacts:
             agent = _agent_items([run] if run is not None else [], files, added)
             if not agent:
                 return DiscriminationFacts(required=required)
@@ -277,27 +290,30 @@ def prepare_discrimination(
                 budget=found.spent,
             )
 
-        def on_head() -> None:
-            parts = [r for name, r in state.runs.items() if is_part_of(RunName.UNTRUSTED, name)]
+        def on_head(runs: Mapping[RunKey, RunResult], waited: float) -> None:
+            parts = [r for key, r in list(runs.items()) if key.kind == RunName.UNTRUSTED]
             found.plain.ended(parts)
-            found.know(_agent_items(parts, files, added), waited=_waited(state))
+            found.know(_agent_items(parts, files, added), waited=waited + time_waited([runs]))
 
         return Discrimination(tasks, finish, on_head)
 
     return plan
 
 
-def _waited(state: CheckState) -> float:
-    """The seconds the classes' runs and the known-bad replays spent on items that
-    timed out (a replay's wait may overlap the oracle class's: counted twice, the
-    budget errs short, never long)."""
-    classes = (RunName.ORACLE, RunName.PROPERTY, RunName.FLAKE)
+def time_waited(
+    phases: Iterable[Mapping[RunKey, RunResult]], replays: Iterable[ReplayFacts] = ()
+) -> float:
+    """The seconds the classes' runs (of these phases' runs) and the known-bad replays
+    spent on items that timed out (a replay's wait may overlap the oracle class's:
+    counted twice, the budget errs short, never long)."""
+    classes = {RunKey(RunName.ORACLE), RunKey(RunName.PROPERTY), RunKey(RunName.FLAKE)}
     runs = [
         run
-        for name, run in list(state.runs.items())  # other tasks add to it
-        if name in classes or is_part_of(RunName.UNTRUSTED, name)
+        for phase in phases
+        for key, run in list(phase.items())  # other tasks may add to it
+        if key in classes or key.kind == RunName.UNTRUSTED
     ]
-    return timed_out_seconds(runs) + sum(r.waited for r in state.replays)
+    return timed_out_seconds(runs) + sum(r.waited for r in replays)
 
 
 def _python_sides(git: Git, base: str, head: str, changes: Sequence[Change]) -> dict[Change, Side]:

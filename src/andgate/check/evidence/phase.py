@@ -58,6 +58,7 @@ class EvidencePhase:
     def __init__(self, evidence: Evidence) -> None:
         self.oracle_side = OracleSide(evidence)
         self.untrusted_side = UntrustedSide(evidence)
+        self.oracle_ran = evidence.oracle_ran  # the pipeline hands on the oracle phase's runs
         self.finish = evidence.finish
 
 

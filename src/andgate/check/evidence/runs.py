@@ -29,7 +29,7 @@ from andgate.check.evidence.stage import Stage, error_line
 from andgate.check.evidence.targets import Function, choose_functions, mutants_for
 from andgate.check.options import DEFAULT_EVIDENCE_BUDGET
 from andgate.check.oracle.replay import replay_applied
-from andgate.check.state import RunName
+from andgate.check.state import PhaseRuns, RunName
 from andgate.plugin.classify import Rules
 from andgate.process.limits import PlainRun
 from andgate.process.requests import RunRequest
@@ -70,6 +70,9 @@ class Evidence:
         self.out_of_budget = False
         self.base_slowest = self.head_slowest = 0.0  # each side's slowest item without mutants
         self.lock = threading.Lock()
+        # The oracle phase's runs, which the pipeline hands on once it ended (`oracle_ran`):
+        # head's side and the facts read the oracle class's and base's collection there.
+        self.oracle = PhaseRuns()
         self._mutations: Future[list[Mutation]] | None = None
         if ctx is not None and inputs is not None:  # computation only, beside the oracle phase
             self._mutations = in_background("evidence-mutants", lambda: self._make(ctx, inputs))
@@ -250,6 +253,10 @@ class Evidence:
 
     # -- head's side: after the untrusted class's runs --------------------------------------
 
+    def oracle_ran(self, runs: PhaseRuns) -> None:
+        """The oracle phase's runs, as it returned them (before head's side starts)."""
+        self.oracle = runs
+
     def run_head_plain(self) -> None:
         """Unapproved: head's edited oracle files on head's code (its test code runs)."""
         ctx, inputs = self.ctx, self.inputs
@@ -259,7 +266,7 @@ class Evidence:
             with ctx.pool.lease(ctx.plan.head, label=request.label) as worktree:
                 stop = self.head.deadline
                 result = run_pytest(request, worktree.path, ctx.scratch, ctx.timeout, stop)
-            oracle = ctx.state.runs.get(RunName.ORACLE)
+            oracle = self.oracle.get(RunName.ORACLE)
             self.head_plain_from([r for r in (oracle, result) if r is not None], result)
         finally:
             self.head_ready.set()
@@ -269,7 +276,7 @@ class Evidence:
         head's own."""
         ctx = self.ctx
         assert ctx is not None
-        oracle = ctx.state.runs.get(RunName.ORACLE)
+        oracle = self.oracle.get(RunName.ORACLE)
         if oracle is not None:
             self.head_plain_from([oracle], oracle if ctx.approved else None)
         else:
@@ -349,7 +356,7 @@ class Evidence:
         if len(errors) > 1:
             error += f" (and {len(errors) - 1} more)"
         return EvidenceFacts(
-            edited=edited_items(inputs.edited, ctx.state.runs.get(RunName.BASE_ORACLE)),
+            edited=edited_items(inputs.edited, self.oracle.get(RunName.BASE_ORACLE)),
             files=inputs.base_files,
             error=error,
             hidden=self.hidden(),

@@ -6,13 +6,14 @@ runs it follows have ended."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 
-from andgate.check.context import after_last, is_part_of
+from andgate.check.context import after_last
 from andgate.check.evidence.runs import Evidence
 from andgate.check.evidence.stage import stated
-from andgate.check.state import RunName
+from andgate.check.state import RunKey, RunName
+from andgate.process.results import RunResult
 
 # Base's side may run on this share of the budget after the oracle phase's own runs
 # end; head's side gets what is left after the untrusted class ends.
@@ -39,17 +40,19 @@ class OracleSide:
         evidence.base.jobs_from(jobs)
         return [partial(evidence.base.worker, evidence.fail) for _ in range(max(1, ctx.jobs))]
 
-    def watching_class(self, tasks: list[Callable[[], None]]) -> list[Callable[[], None]]:
+    def watching_class(
+        self, tasks: list[Callable[[], None]], runs: Mapping[RunKey, RunResult]
+    ) -> list[Callable[[], None]]:
         """Unapproved: the oracle class ran base's test side on head's code, so its
-        runs are base's plain run."""
+        runs (of the oracle phase's `runs`) are base's plain run."""
         evidence = self.evidence
         ctx = evidence.ctx
         if not evidence.running or ctx is None or ctx.approved:
             return tasks
 
         def ended() -> None:
-            runs = list(ctx.state.runs.items())  # other tasks add to it
-            evidence.base_plain_from([r for n, r in runs if is_part_of(RunName.ORACLE, n)])
+            ran = list(runs.items())  # other tasks add to it
+            evidence.base_plain_from([r for k, r in ran if k.kind == RunName.ORACLE])
 
         def told() -> None:
             try:
@@ -95,7 +98,9 @@ class UntrustedSide:
         workers = max(1, min(ctx.jobs, len(jobs)))
         return [partial(evidence.head.worker, evidence.fail) for _ in range(workers)]
 
-    def watching(self, tasks: list[Callable[[], None]]) -> list[Callable[[], None]]:
+    def watching(
+        self, tasks: list[Callable[[], None]], runs: Mapping[RunKey, RunResult]
+    ) -> list[Callable[[], None]]:
         evidence = self.evidence
         if not evidence.running:
             return tasks

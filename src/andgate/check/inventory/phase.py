@@ -5,7 +5,7 @@ the freezes' facts (`freeze.py`)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from andgate.check.inventory.items import (
@@ -14,8 +14,9 @@ from andgate.check.inventory.items import (
     oracle_holders,
 )
 from andgate.check.production.phase import ScanResult, with_installed_hooks, with_unscanned_imports
-from andgate.check.state import CheckState, RunName
+from andgate.check.state import CheckState, RunKey, RunName
 from andgate.git import Change
+from andgate.process.results import RunResult
 from andgate.records import ChangeFacts, FreezeFacts, InventoryRecord
 from andgate.trust.authorship import adopting, oracle_file_rule, sort_changes
 from andgate.trust.config import BaseConfig
@@ -35,6 +36,7 @@ class InventoryOutcome:
 
 def run_inventory_phase(
     state: CheckState,
+    runs: Mapping[RunKey, RunResult],
     config: BaseConfig,
     changes: Sequence[Change],
     differs: ConfigChanges,
@@ -46,14 +48,17 @@ def run_inventory_phase(
     base_oracle: Collection[str] | None = None,
     agent_files: Collection[str] = (),
 ) -> InventoryOutcome:
-    """`base_oracle`: base's files matching the oracle globs, when head's own are not
-    trusted (no approval, no adoption): only those are oracle files. `agent_files`:
-    while adopting, the agent instruction files `init --agents` wrote."""
-    runs = state.runs
+    """`runs`: every test phase's, as the pipeline recorded them. `base_oracle`:
+    base's files matching the oracle globs, when head's own are not trusted (no
+    approval, no adoption): only those are oracle files. `agent_files`: while
+    adopting, the agent instruction files `init --agents` wrote."""
     inventory = build_inventory(
-        *(runs.get(n) for n in (RunName.UNTRUSTED, RunName.ORACLE, RunName.PROPERTY, RunName.FLAKE))
+        *(
+            runs.get(RunKey(n))
+            for n in (RunName.UNTRUSTED, RunName.ORACLE, RunName.PROPERTY, RunName.FLAKE)
+        )
     )
-    holders = oracle_holders(inventory, runs.get(RunName.BASE_ORACLE))
+    holders = oracle_holders(inventory, runs.get(RunKey(RunName.BASE_ORACLE)))
     allow = config.manifest.production_scan_allow
     scan = with_unscanned_imports(
         scan, runs.values(), changes, allow, is_test_side=config.test_side.holds

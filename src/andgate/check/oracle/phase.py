@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from andgate.check.cache import KillerCache
-from andgate.check.context import PhaseContext, after_last, is_part_of
+from andgate.check.context import PhaseContext, after_last
 from andgate.check.oracle.replay import known_bad_facts, replay_fixture
-from andgate.check.state import RunName
+from andgate.check.state import PhaseRuns, RunKey, RunName
 from andgate.check.units import BASE_ORACLE
 from andgate.plugin.shard import collect_only_weight
 from andgate.process.limits import PlainRun
@@ -36,12 +36,14 @@ from andgate.trust.github import approves_head
 
 @dataclass(frozen=True)
 class OracleOutcome:
-    """What the oracle phase found: the oracle class, the known-bad proof, and each
-    fixture's replay (in the manifest's order)."""
+    """What the oracle phase found: the oracle class, the known-bad proof, each
+    fixture's replay (in the manifest's order), and its runs (the oracle class, base's
+    collection, the oracle skips run on base)."""
 
     oracle: OracleFacts
     known_bad: KnownBadFacts
     replays: tuple[ReplayFacts, ...]
+    runs: PhaseRuns
 
 
 class OracleBeside(Protocol):
@@ -51,7 +53,9 @@ class OracleBeside(Protocol):
     @property
     def tasks(self) -> Sequence[Callable[[], None]]: ...
 
-    def watching_class(self, tasks: list[Callable[[], None]]) -> list[Callable[[], None]]: ...
+    def watching_class(
+        self, tasks: list[Callable[[], None]], runs: Mapping[RunKey, RunResult]
+    ) -> list[Callable[[], None]]: ...
 
     def watching_all(self, tasks: list[Callable[[], object]]) -> list[Callable[[], object]]: ...
 
@@ -79,12 +83,12 @@ def run_oracle_phase(ctx: PhaseContext, beside: OracleBeside | None = None) -> O
             RunName.ORACLE, request, plan.trusted, plan.oracle_sizes, last_preload=preload
         )
         if beside is not None:
-            class_tasks = beside.watching_class(class_tasks)
+            class_tasks = beside.watching_class(class_tasks, ctx.runs)
         tasks += _telling(plain, class_tasks, ctx)
     else:
         plain.ended(())
         if beside is not None:
-            beside.watching_class([])
+            beside.watching_class([], ctx.runs)
     if base_pin is not None:
         # After the shards, so every shard starts at once: the last one, lighter by the
         # pin's weight, ends first and takes it. Before it, a shard the sizes misjudge
@@ -96,8 +100,8 @@ def run_oracle_phase(ctx: PhaseContext, beside: OracleBeside | None = None) -> O
     ctx.run("oracle phase", tasks, counted="oracle")
     ctx.merge_class(RunName.ORACLE)
     oracle = oracle_facts(
-        state.runs.get(RunName.ORACLE),
-        state.runs.get(RunName.BASE_ORACLE),
+        ctx.runs.get(RunKey(RunName.ORACLE)),
+        ctx.runs.get(RunKey(RunName.BASE_ORACLE)),
         # an owner's review of an earlier commit does not cover what head collects
         approved=approves_head(state.approvals),
         on_base=_skips_on_base(ctx),
@@ -106,8 +110,8 @@ def run_oracle_phase(ctx: PhaseContext, beside: OracleBeside | None = None) -> O
     order = {f.name: i for i, f in enumerate(ctx.config.known_bad)}
     replays.sort(key=lambda r: order.get(r.name, 0))
     known_bad = known_bad_facts(ctx.config, replays, has_oracle=bool(plan.trusted_oracle_files))
-    state.capture()
-    return OracleOutcome(oracle, known_bad, tuple(replays))
+    ctx.capture()
+    return OracleOutcome(oracle, known_bad, tuple(replays), ctx.results())
 
 
 def _base_pin_task(ctx: PhaseContext) -> Callable[[], object] | None:
@@ -115,9 +119,9 @@ def _base_pin_task(ctx: PhaseContext) -> Callable[[], object] | None:
     if not (ctx.plan.base_oracle_files and ctx.mine(BASE_ORACLE)):
         return None
     if ctx.work.recorded is not None:
-        return ctx.recorded_task(BASE_ORACLE, RunName.BASE_ORACLE)
-    ctx.state.units_ran[BASE_ORACLE] = RunName.BASE_ORACLE
-    return ctx.task(RunName.BASE_ORACLE, _base_pin_request(ctx), ctx.plan.base)
+        return ctx.recorded_task(BASE_ORACLE, RunKey(RunName.BASE_ORACLE))
+    ctx.units_ran[BASE_ORACLE] = RunKey(RunName.BASE_ORACLE)
+    return ctx.task(RunKey(RunName.BASE_ORACLE), _base_pin_request(ctx), ctx.plan.base)
 
 
 def _base_pin_request(ctx: PhaseContext) -> RunRequest:
@@ -138,14 +142,14 @@ def _skips_on_base(ctx: PhaseContext) -> RunResult | None:
     run again against base, all of them in one process: not applicable when base
     skips them too, for the same reason. None when there are none, or when this
     machine holds only some of the oracle class (a shard: `combine` runs them)."""
-    head = ctx.state.runs.get(RunName.ORACLE)
+    head = ctx.runs.get(RunKey(RunName.ORACLE))
     complete = ctx.work.split is None or ctx.work.recorded is not None
     if head is None or not complete:
         return None
     skipped = skips_to_run_on_base(class_facts(head, Role.ORACLE).results, head)
     # Only what base collected: pytest refuses an id it cannot find (a usage error,
     # "found no collectors"); an item base lacks is judged from its collection.
-    nodeids = on_base_collection(skipped, ctx.state.runs.get(RunName.BASE_ORACLE))
+    nodeids = on_base_collection(skipped, ctx.runs.get(RunKey(RunName.BASE_ORACLE)))
     files = sorted({n.partition("::")[0] for n in nodeids})
     if not files:
         return None  # not collected on base: nothing there can skip the same way
@@ -157,9 +161,10 @@ def _skips_on_base(ctx: PhaseContext) -> RunResult | None:
         only_items=nodeids,
         environment=ctx.state.environment,
     )
-    ctx.run("oracle skips on base", [ctx.task(RunName.BASE_SKIPS, request, ctx.plan.base)])
-    ctx.state.capture()
-    return ctx.state.runs.get(RunName.BASE_SKIPS)
+    skips = RunKey(RunName.BASE_SKIPS)
+    ctx.run("oracle skips on base", [ctx.task(skips, request, ctx.plan.base)])
+    ctx.capture()
+    return ctx.runs.get(skips)
 
 
 def _telling(
@@ -170,8 +175,8 @@ def _telling(
     for a task that has not started)."""
 
     def tell() -> None:
-        runs = list(ctx.state.runs.items())  # other tasks add to it
-        plain.ended(r for name, r in runs if is_part_of(RunName.ORACLE, name))
+        runs = list(ctx.runs.items())  # other tasks add to it
+        plain.ended(r for key, r in runs if key.kind == RunName.ORACLE)
 
     return after_last(class_tasks, tell)
 

@@ -8,14 +8,24 @@ their own results.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from andgate.check.context import PhaseContext
 from andgate.check.property.seeds import property_facts
-from andgate.check.state import RunName
+from andgate.check.state import PhaseRuns, RunKey, RunName
 from andgate.process.requests import RunRequest
 from andgate.records import PropertyFacts, Role
 
 
-def run_property_phase(ctx: PhaseContext) -> PropertyFacts:
+@dataclass(frozen=True)
+class PropertyOutcome:
+    """What the property phase found, and its runs."""
+
+    facts: PropertyFacts
+    runs: PhaseRuns
+
+
+def run_property_phase(ctx: PhaseContext) -> PropertyOutcome:
     plan, state, manifest = ctx.plan, ctx.state, ctx.config.manifest
     if plan.property_files:
         request = RunRequest(
@@ -35,11 +45,11 @@ def run_property_phase(ctx: PhaseContext) -> PropertyFacts:
         ctx.run("property phase", tasks, counted="property")
         ctx.merge_class(RunName.PROPERTY)
     facts = property_facts(
-        state.runs.get(RunName.PROPERTY),
+        ctx.runs.get(RunKey(RunName.PROPERTY)),
         plan.property_files,
         required=manifest.require_property_class,
         every_candidate_counts=not manifest.property.markers,
         empty_because=ctx.config.invariants_problem(f" (at {plan.base[:12]})") or "",
     )
-    state.capture()
-    return facts
+    ctx.capture()
+    return PropertyOutcome(facts, ctx.results())
