@@ -59,6 +59,8 @@ TESTS = {
     # tested beside the rest of those features.
     "verdict": (
         "tests/leaves/test_verdict.py",
+        "tests/leaves/test_verdict_dispute_only.py",
+        "tests/leaves/test_verdict_evidence.py",
         "tests/trust/test_disputes.py",
         "tests/check/test_skips.py",
     ),

@@ -54,7 +54,7 @@ def test_the_profile_table_is_a_timeline_with_sums_and_the_start_up():
         "  in all: pytest processes 3.30 s; the gate's own steps 0.50 s; worktrees made "
         "ready or removed 0.20 s; artifacts written in 0.05 s"
     )
-    assert lines[-1] == "  before the check: 0.70 s (Python and andgate starting)"
+    assert lines[-1] == "  before the check: 0.70 s (Python and andgate loading)"
 
 
 def test_without_a_known_start_up_the_table_says_nothing_of_it():

@@ -30,13 +30,13 @@ def _names(values: Sequence[str]) -> tuple[str, ...]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    started_after = process_age()  # --profile: Python's and andgate's start-up
     from andgate.check.cache import default_cache_dir
     from andgate.check.options import CheckOptions
     from andgate.check.pipeline import run_check
     from andgate.report.progress import Progress
     from andgate.trust.github import names_from_env
 
+    started_after = process_age()  # --profile: Python, andgate and the check's modules loaded
     opts = CheckOptions(
         repo=args.repo,
         base=args.base,

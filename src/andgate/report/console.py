@@ -72,7 +72,8 @@ def profile_lines(
     timeline), then the sums by kind. Steps overlap
     (processes run `--jobs` at a time, the scan beside the oracle phase), so the
     sums may exceed the check's time. `started_after`: how long the process ran
-    before the check began (the interpreter's and andgate's start-up), when known."""
+    before the check began (the interpreter starting, andgate's modules loading), when
+    known."""
     end = max((s.started + s.seconds for s in steps), default=0.0)
     lines = [
         f"andgate: where the check's {end:.2f} s went (timings.json; steps overlap)",
@@ -86,7 +87,7 @@ def profile_lines(
     parts = [f"{KIND_TITLES.get(k, k)} {v:.2f} s" for k, v in sorted(sums.items())]
     lines.append(f"  in all: {'; '.join(parts)}; artifacts written in {artifacts_seconds:.2f} s")
     if started_after is not None:
-        lines.append(f"  before the check: {started_after:.2f} s (Python and andgate starting)")
+        lines.append(f"  before the check: {started_after:.2f} s (Python and andgate loading)")
     return lines
 
 
