@@ -46,6 +46,9 @@ SMALL = sample_repo.Sizes(
     flakes=1,
 )
 PHASES = ("oracle phase", "property phase", "untrusted phase")
+# Outside the check's timeline: Python starting, andgate's modules loading, the
+# artifacts written and the process ending.
+START_UP = "start-up and exit (Python, andgate loading, artifacts)"
 
 
 def wall(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> tuple[float, int]:
@@ -62,13 +65,13 @@ def breakdown(timings: Mapping[str, Any], total: float) -> dict[str, float]:
     phases = [s for s in steps if s["name"] in PHASES]
     first = min((s["started_s"] for s in phases), default=timings["seconds"])
     last = max((s["started_s"] + s["seconds"] for s in phases), default=first)
-    groups = {"start-up (Python, andgate)": 0.0, "before the tests": first}
+    groups = {START_UP: 0.0, "before the tests": first}
     for phase in phases:
         groups[phase["name"]] = phase["seconds"]
     between = (last - first) - sum(p["seconds"] for p in phases)
     groups["between the phases (waits, report)"] = max(between, 0.0)
     groups["after the phases (worktrees removed, verdict)"] = timings["seconds"] - last
-    groups["start-up (Python, andgate)"] = max(total - timings["seconds"], 0.0)
+    groups[START_UP] = max(total - timings["seconds"], 0.0)
     return groups
 
 
