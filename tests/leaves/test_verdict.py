@@ -413,6 +413,18 @@ def test_each_replay_status_has_its_reason():
     ]
 
 
+def test_a_green_replay_names_the_items_it_left_out_because_they_hang_on_head():
+    replay = ReplayFacts("green.patch", applied=True, hung_on_head=("t.py::a", "t.py::b"))
+    assert known_bad_findings(KnownBadFacts(replays=(replay,))) == [
+        Finding(
+            Reason.ORACLE_NEUTRALIZED,
+            "green.patch left every oracle item it ran passing; not run, since they time out "
+            "on head without the fixture: t.py::a, t.py::b",
+            Bit.KNOWN_BAD,
+        )
+    ]
+
+
 # -- freezes -----------------------------------------------------------------------------
 
 

@@ -44,3 +44,19 @@ def test_beside_production_code_or_a_disputes_file_it_did_not_write_it_stays_moo
         found, status = judge(changes)
         assert status is DisputeStatus.PASSES
         assert [code for code, _ in found] == [Warning_.DISPUTE_MOOT]
+
+
+def test_the_verdict_of_a_change_that_stops_at_its_dispute_blocks_the_oracle_bit():
+    import dataclasses
+
+    from andgate.records import Bit
+    from andgate.verdict import decide
+    from verdict_facts import CLEAN
+
+    changes = ChangeFacts(test_paths=(FILE,))
+    facts = dataclasses.replace(
+        CLEAN, changes=changes, disputes=DisputeFacts(FILE, (DISPUTE,)), oracle=PASSING
+    )
+    verdict = decide(facts)
+    assert [(r.code, r.bit) for r in verdict.reasons] == [(Reason.ORACLE_DISPUTED, Bit.ORACLE)]
+    assert not verdict.bits[Bit.ORACLE]

@@ -128,3 +128,25 @@ def test_counts_of_the_facts():
     assert EvidenceFacts(mutants=3, tried=3).complete
     assert not EvidenceFacts(not_measured="--no-evidence").complete
     assert FOUND.found and FOUND.complete
+
+
+def test_what_was_not_measured_or_could_not_be_is_said_in_the_block():
+    not_measured = EvidenceFacts(not_measured="--no-evidence", block=True)
+    [finding] = evidence_findings(not_measured, UNAPPROVED)
+    assert finding.detail == (
+        "what the oracle edit gives up was not measured (--no-evidence); "
+        "block_weakened_oracles: an owner approves head itself, having read this"
+    )
+    assert finding.bit is Bit.AUTHORSHIP
+    failed = EvidenceFacts(error="head's edited oracle files could not run", block=True)
+    [finding] = evidence_findings(failed, UNAPPROVED)
+    assert finding.detail.startswith(
+        "what the oracle edit gives up could not be measured: head's edited oracle files "
+        "could not run; "
+    )
+
+
+def test_a_mutant_one_item_caught_names_no_more():
+    alone = dataclasses.replace(MUTANT, caught_by=MUTANT.caught_by[:1])
+    [finding] = evidence_findings(EvidenceFacts(weakened=(alone,)), APPROVED_HEAD)
+    assert finding.detail.endswith("`len(w) > 1` -> `len(w) >= 1`; head's oracle lets it pass")
