@@ -357,3 +357,19 @@ def unique(findings: Iterable[ScanFinding]) -> list[ScanFinding]:
     for finding in findings:
         seen.setdefault((finding.path, finding.line, finding.construct), finding)
     return sorted(seen.values(), key=lambda f: (f.path, f.line or 0, f.construct))
+
+
+def own_expressions(stmt: ast.stmt) -> Iterator[ast.expr]:
+    """The expressions a statement holds itself (its test, value, targets, a `with`'s
+    contexts, a case's guard, a handler's exception type), not those of the statements
+    nested in its body."""
+    for _, value in ast.iter_fields(stmt):
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, ast.expr):
+                yield item
+            elif isinstance(item, ast.withitem):
+                yield item.context_expr
+            elif isinstance(item, ast.match_case) and item.guard is not None:
+                yield item.guard
+            elif isinstance(item, ast.ExceptHandler) and item.type is not None:
+                yield item.type

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from andgate.check.production.common import Names, is_docstring, node_lines, parse
+from andgate.check.production.common import Names, is_docstring, node_lines, own_expressions, parse
 from andgate.check.production.literals import (
     LiteralKey,
     compared_literals,
@@ -180,7 +180,7 @@ def folded_values(tree: ast.Module) -> Iterator[Folded]:
 def _scope(body: list[ast.stmt], names: Names, env: dict[str, Binding]) -> Iterator[Folded]:
     folder = Folder(names, env)
     for stmt in _statements(body):
-        for expr in _expressions(stmt):
+        for expr in own_expressions(stmt):
             yield from folder.outermost(expr)
         folder.bind(stmt)
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
@@ -200,17 +200,6 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from _statements(handler.body)
         for case in getattr(stmt, "cases", []):
             yield from _statements(case.body)
-
-
-def _expressions(stmt: ast.stmt) -> Iterator[ast.expr]:
-    for _, value in ast.iter_fields(stmt):
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, ast.expr):
-                yield item
-            elif isinstance(item, ast.withitem):
-                yield item.context_expr
-            elif isinstance(item, ast.match_case) and item.guard is not None:
-                yield item.guard
 
 
 class Folder:

@@ -32,7 +32,7 @@ import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from andgate.check.production.common import Hit, Names, Scope, node_lines, short
+from andgate.check.production.common import Hit, Names, Scope, node_lines, own_expressions, short
 from andgate.records import Construct
 
 FAULT_HANDLER = "pytest enables the fault handler"
@@ -335,19 +335,6 @@ def probe_statement(names: Names, stmt: ast.stmt, scope: Scope) -> Iterator[Hit]
         if any(spells_signal(n) or getattr(n, "id", None) in bound for n in ast.walk(root)):
             returns = isinstance(stmt, ast.Return)
             yield from probes_in(names, root, scope, tests=tests, returns=returns)
-
-
-def own_expressions(stmt: ast.stmt) -> Iterator[ast.expr]:
-    for _, value in ast.iter_fields(stmt):
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, ast.expr):
-                yield item
-            elif isinstance(item, ast.withitem):
-                yield item.context_expr
-            elif isinstance(item, ast.match_case) and item.guard is not None:
-                yield item.guard
-            elif isinstance(item, ast.ExceptHandler) and item.type is not None:
-                yield item.type
 
 
 def probes_in(
