@@ -61,8 +61,9 @@ HONEST_CHANGE = (
     "A wheel build tag: an empty tuple (the wheel has none), or a\n"
     "``(build number, build tag suffix)`` pair.",
 )
+# The oracle globs stay as init proposes them: every test file of packaging's, named one
+# by one, but tests/test_manylinux.py, whose xfail item could never pass as an oracle.
 MANIFEST_EDITS = (
-    ('    globs: ["tests/oracles/**/*.py"]\n', '    globs: ["tests/**/*.py"]\n'),
     ("owners: []\n", "owners: [alice]\n"),
     ("require_property_class: true\n", "require_property_class: false\n"),
 )
