@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import sys
 
 from andgate.commands.cli import main
 
@@ -19,6 +21,8 @@ def test_profile_prints_the_timeline_beside_json_on_stdout_and_timings_json_has_
     assert code == 0, captured.out
     assert json.loads(captured.out)["verdict"] == "allow"  # stdout: the JSON alone
     assert "andgate: where the check's" in captured.err
+    if sys.platform.startswith("linux"):  # the process's age comes from /proc
+        assert re.search(r"before the check: \d+\.\d\d s", captured.err), captured.err
     timings = json.loads((artifacts / "timings.json").read_text(encoding="utf-8"))
     steps = {(s["name"], s["kind"]) for s in timings["steps"]}
     # the gate's steps, the phases, and each pytest process with its worktree
